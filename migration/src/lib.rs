@@ -1,0 +1,27 @@
+//! Database migrations for tokenql, one file per migration.
+//!
+//! They are run explicitly by `tokenql migrate` (or this crate's own CLI), never as a side
+//! effect of starting the server. Every migration must behave identically on SQLite,
+//! PostgreSQL and MySQL/MariaDB; the black-box suites run them on all three.
+//!
+//! Value conventions shared with the entity layer:
+//! - chain ids and block numbers are `BIGINT` (palm's id does not fit 32 bits);
+//! - addresses are 42-character lowercase `0x` strings, hashes 66-character ones;
+//! - uint256 values (amounts, token ids) are 64-character zero-padded lowercase hex without
+//!   `0x`: exact on every backend (MySQL's DECIMAL stops at 65 digits, uint256 needs 78) and
+//!   ordered numerically by plain string comparison, which keyset pagination relies on;
+//! - timestamps are `BIGINT` seconds (block times) or milliseconds (sync times).
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261121_000001_create_tables;
+
+/// The ordered list of migrations.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m20261121_000001_create_tables::Migration)]
+    }
+}

@@ -1,0 +1,480 @@
+//! The one decoder: raw EVM logs (as `eth_getLogs` returns them) to typed transfer events.
+//!
+//! Used by `import` and by the indexer alike. ERC20 and ERC721 share the `Transfer` signature
+//! and are told apart by their topic count (3 vs 4); ERC1155 `TransferBatch` is flattened to one
+//! [`NftMove`] per id. Anything else, or anything malformed, is a [`Skip`] the caller counts —
+//! never a panic.
+
+use alloy::primitives::{B256, U256};
+use alloy::sol;
+use alloy::sol_types::SolEvent;
+use serde::Deserialize;
+
+use crate::types::{Address, Uint256};
+
+mod erc20 {
+    alloy::sol! {
+        event Transfer(address indexed from, address indexed to, uint256 value);
+    }
+}
+use erc20::Transfer as Erc20Transfer;
+
+sol! {
+    event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value);
+    event TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values);
+}
+
+/// `keccak256("Transfer(address,address,uint256)")`, shared by ERC20 and ERC721.
+pub const TRANSFER_TOPIC: B256 = Erc20Transfer::SIGNATURE_HASH;
+/// ERC1155 `TransferSingle`.
+pub const TRANSFER_SINGLE_TOPIC: B256 = TransferSingle::SIGNATURE_HASH;
+/// ERC1155 `TransferBatch`.
+pub const TRANSFER_BATCH_TOPIC: B256 = TransferBatch::SIGNATURE_HASH;
+
+/// A log as JSON-RPC writes it (hex strings), e.g. one line of `data/demo-mainnet/logs.jsonl`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RpcLog {
+    pub address: String,
+    pub topics: Vec<String>,
+    pub data: String,
+    pub block_number: String,
+    pub block_hash: String,
+    #[serde(default)]
+    pub block_timestamp: Option<String>,
+    pub transaction_hash: String,
+    pub transaction_index: String,
+    pub log_index: String,
+    #[serde(default)]
+    pub removed: Option<bool>,
+}
+
+/// A log with its fields parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRecord {
+    pub address: Address,
+    pub topics: Vec<B256>,
+    pub data: Vec<u8>,
+    pub block_number: u64,
+    pub block_hash: B256,
+    pub block_timestamp: Option<u64>,
+    pub transaction_hash: B256,
+    pub transaction_index: u32,
+    pub log_index: u32,
+}
+
+/// Where a transfer happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventMeta {
+    pub contract: Address,
+    pub block_number: u64,
+    pub block_hash: B256,
+    pub transaction_hash: B256,
+    pub transaction_index: u32,
+    pub log_index: u32,
+}
+
+/// An ERC20 `Transfer`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Erc20Move {
+    pub meta: EventMeta,
+    pub from: Address,
+    pub to: Address,
+    pub value: Uint256,
+}
+
+/// The two NFT standards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NftStandard {
+    Erc721,
+    Erc1155,
+}
+
+impl NftStandard {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            NftStandard::Erc721 => "ERC721",
+            NftStandard::Erc1155 => "ERC1155",
+        }
+    }
+}
+
+/// One token id moving: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one entry of a
+/// `TransferBatch` (`batch_index` is its position; 0 otherwise).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftMove {
+    pub meta: EventMeta,
+    pub batch_index: u32,
+    pub standard: NftStandard,
+    pub operator: Option<Address>,
+    pub from: Address,
+    pub to: Address,
+    pub token_id: Uint256,
+    pub amount: Uint256,
+}
+
+/// What one log decodes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decoded {
+    Erc20(Erc20Move),
+    Nft(Vec<NftMove>),
+}
+
+/// Why a log was not decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Skip {
+    /// Not one of the transfer events (another event, or a non-standard shape such as a
+    /// `Transfer` with every argument in `data`).
+    #[error("not a standard transfer event: {0}")]
+    NotTransfer(&'static str),
+    /// A transfer event whose encoding is broken.
+    #[error("malformed log: {0}")]
+    Malformed(String),
+    /// A log the node marked `removed` (reorged away).
+    #[error("removed log")]
+    Removed,
+}
+
+impl RpcLog {
+    /// Parses the hex fields.
+    pub fn parse(&self) -> Result<LogRecord, Skip> {
+        if self.removed == Some(true) {
+            return Err(Skip::Removed);
+        }
+        let address = Address::parse(&self.address).map_err(|e| Skip::Malformed(e.0))?;
+        let topics = self
+            .topics
+            .iter()
+            .map(|t| parse_b256(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let data = parse_bytes(&self.data)?;
+        Ok(LogRecord {
+            address,
+            topics,
+            data,
+            block_number: parse_quantity(&self.block_number)?,
+            block_hash: parse_b256(&self.block_hash)?,
+            block_timestamp: self
+                .block_timestamp
+                .as_deref()
+                .map(parse_quantity)
+                .transpose()?,
+            transaction_hash: parse_b256(&self.transaction_hash)?,
+            transaction_index: u32::try_from(parse_quantity(&self.transaction_index)?)
+                .map_err(|_| Skip::Malformed("transactionIndex too large".into()))?,
+            log_index: u32::try_from(parse_quantity(&self.log_index)?)
+                .map_err(|_| Skip::Malformed("logIndex too large".into()))?,
+        })
+    }
+}
+
+/// Parses a JSON-RPC quantity (`0x1a`).
+pub fn parse_quantity(s: &str) -> Result<u64, Skip> {
+    let hex = s
+        .strip_prefix("0x")
+        .ok_or_else(|| Skip::Malformed(format!("quantity '{s}' lacks 0x")))?;
+    u64::from_str_radix(hex, 16).map_err(|_| Skip::Malformed(format!("quantity '{s}' is not hex")))
+}
+
+/// Parses a 32-byte hex value.
+pub fn parse_b256(s: &str) -> Result<B256, Skip> {
+    let b = parse_bytes(s)?;
+    if b.len() != 32 {
+        return Err(Skip::Malformed(format!("'{s}' is not 32 bytes")));
+    }
+    Ok(B256::from_slice(&b))
+}
+
+fn parse_bytes(s: &str) -> Result<Vec<u8>, Skip> {
+    let hex = s
+        .strip_prefix("0x")
+        .ok_or_else(|| Skip::Malformed(format!("bytes '{s}' lack 0x")))?;
+    if hex.len() % 2 != 0 {
+        return Err(Skip::Malformed("odd-length hex".into()));
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| Skip::Malformed("invalid hex".into()))
+}
+
+/// An address topic must have 12 zero bytes before the address.
+fn topic_address(t: &B256) -> Result<Address, Skip> {
+    if t.0[..12].iter().any(|b| *b != 0) {
+        return Err(Skip::Malformed(
+            "address topic has non-zero high bytes".into(),
+        ));
+    }
+    Ok(Address::from_word(&t.0))
+}
+
+fn addr(a: alloy::primitives::Address) -> Address {
+    let mut w = [0u8; 32];
+    w[12..].copy_from_slice(a.as_slice());
+    Address::from_word(&w)
+}
+
+fn u(v: U256) -> Uint256 {
+    Uint256(v)
+}
+
+/// Decodes one log.
+pub fn decode(log: &LogRecord) -> Result<Decoded, Skip> {
+    let Some(topic0) = log.topics.first() else {
+        return Err(Skip::NotTransfer("no topics"));
+    };
+    let meta = EventMeta {
+        contract: log.address,
+        block_number: log.block_number,
+        block_hash: log.block_hash,
+        transaction_hash: log.transaction_hash,
+        transaction_index: log.transaction_index,
+        log_index: log.log_index,
+    };
+    let malformed = |e: alloy::sol_types::Error| Skip::Malformed(e.to_string());
+    if *topic0 == TRANSFER_TOPIC {
+        match log.topics.len() {
+            3 => {
+                for t in &log.topics[1..3] {
+                    topic_address(t)?;
+                }
+                if log.data.len() != 32 {
+                    return Err(Skip::Malformed(format!(
+                        "ERC20 Transfer data is {} bytes, expected 32",
+                        log.data.len()
+                    )));
+                }
+                let ev = Erc20Transfer::decode_raw_log(log.topics.iter().copied(), &log.data)
+                    .map_err(malformed)?;
+                Ok(Decoded::Erc20(Erc20Move {
+                    meta,
+                    from: addr(ev.from),
+                    to: addr(ev.to),
+                    value: u(ev.value),
+                }))
+            }
+            4 => {
+                if !log.data.is_empty() {
+                    return Err(Skip::Malformed("ERC721 Transfer carries data".into()));
+                }
+                let from = topic_address(&log.topics[1])?;
+                let to = topic_address(&log.topics[2])?;
+                Ok(Decoded::Nft(vec![NftMove {
+                    meta,
+                    batch_index: 0,
+                    standard: NftStandard::Erc721,
+                    operator: None,
+                    from,
+                    to,
+                    token_id: Uint256::from_be_bytes(&log.topics[3].0),
+                    amount: Uint256::from_u64(1),
+                }]))
+            }
+            _ => Err(Skip::NotTransfer(
+                "Transfer with a non-standard topic count",
+            )),
+        }
+    } else if *topic0 == TRANSFER_SINGLE_TOPIC {
+        if log.topics.len() != 4 {
+            return Err(Skip::NotTransfer(
+                "TransferSingle with a non-standard topic count",
+            ));
+        }
+        for t in &log.topics[1..4] {
+            topic_address(t)?;
+        }
+        let ev = TransferSingle::decode_raw_log(log.topics.iter().copied(), &log.data)
+            .map_err(malformed)?;
+        Ok(Decoded::Nft(vec![NftMove {
+            meta,
+            batch_index: 0,
+            standard: NftStandard::Erc1155,
+            operator: Some(addr(ev.operator)),
+            from: addr(ev.from),
+            to: addr(ev.to),
+            token_id: u(ev.id),
+            amount: u(ev.value),
+        }]))
+    } else if *topic0 == TRANSFER_BATCH_TOPIC {
+        if log.topics.len() != 4 {
+            return Err(Skip::NotTransfer(
+                "TransferBatch with a non-standard topic count",
+            ));
+        }
+        for t in &log.topics[1..4] {
+            topic_address(t)?;
+        }
+        let ev = TransferBatch::decode_raw_log(log.topics.iter().copied(), &log.data)
+            .map_err(malformed)?;
+        if ev.ids.len() != ev.values.len() {
+            return Err(Skip::Malformed(format!(
+                "TransferBatch has {} ids but {} values",
+                ev.ids.len(),
+                ev.values.len()
+            )));
+        }
+        let (operator, from, to) = (addr(ev.operator), addr(ev.from), addr(ev.to));
+        Ok(Decoded::Nft(
+            ev.ids
+                .iter()
+                .zip(ev.values.iter())
+                .enumerate()
+                .map(|(i, (id, v))| NftMove {
+                    meta: meta.clone(),
+                    batch_index: i as u32,
+                    standard: NftStandard::Erc1155,
+                    operator: Some(operator),
+                    from,
+                    to,
+                    token_id: u(*id),
+                    amount: u(*v),
+                })
+                .collect(),
+        ))
+    } else {
+        Err(Skip::NotTransfer("another event"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rpc(line: &str) -> RpcLog {
+        serde_json::from_str(line).unwrap()
+    }
+
+    #[test]
+    fn decodes_a_real_erc20_transfer() {
+        let l = rpc(
+            r#"{"address": "0xb07bedf6a70de5947380e1804a9929cee51a3e80", "topics": ["0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef", "0x0000000000000000000000009e311238b7dd21eadaac8b9f28996845139eda3f", "0x0000000000000000000000007f9a2defda72f490c4398205113de204d46a4b39"], "data": "0x00000000000000000000000000000000000000000000000000000000000186a0", "blockNumber": "0x41b582", "blockHash": "0x8005807a47b6cc9c1870ded2bf68f57db7dd14b9130bf4ecc88d08df4eda544e", "blockTimestamp": "0x59c71c75", "transactionHash": "0x7da08489574d2a91c8834b00e78b5b3cfaa0eb8e9e1b43302c15b57b96424079", "transactionIndex": "0x1", "logIndex": "0x0", "removed": false}"#,
+        );
+        let rec = l.parse().unwrap();
+        let Decoded::Erc20(t) = decode(&rec).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            t.from.to_string(),
+            "0x9e311238b7dd21eadaac8b9f28996845139eda3f"
+        );
+        assert_eq!(t.value, Uint256::from_u64(100_000));
+        assert_eq!(t.meta.block_number, 0x41b582);
+    }
+
+    fn word(n: u64) -> String {
+        format!("{n:064x}")
+    }
+
+    fn log_with(topics: Vec<String>, data: String) -> LogRecord {
+        RpcLog {
+            address: "0x00000000000000000000000000000000000000aa".into(),
+            topics,
+            data,
+            block_number: "0x10".into(),
+            block_hash: format!("0x{}", word(1)),
+            block_timestamp: None,
+            transaction_hash: format!("0x{}", word(2)),
+            transaction_index: "0x0".into(),
+            log_index: "0x3".into(),
+            removed: None,
+        }
+        .parse()
+        .unwrap()
+    }
+
+    #[test]
+    fn erc721_by_topic_count_and_max_token_id() {
+        let t0 = format!("{TRANSFER_TOPIC}");
+        let l = log_with(
+            vec![
+                t0,
+                format!("0x{}", word(0)),
+                format!("0x{}", word(5)),
+                format!("0x{}", "f".repeat(64)),
+            ],
+            "0x".into(),
+        );
+        let Decoded::Nft(v) = decode(&l).unwrap() else {
+            panic!()
+        };
+        assert_eq!(v[0].standard, NftStandard::Erc721);
+        assert_eq!(v[0].token_id, Uint256::MAX);
+        assert!(v[0].from.is_zero());
+    }
+
+    #[test]
+    fn transfer_batch_is_flattened() {
+        let topics = vec![
+            format!("{TRANSFER_BATCH_TOPIC}"),
+            format!("0x{}", word(1)),
+            format!("0x{}", word(2)),
+            format!("0x{}", word(3)),
+        ];
+        // (uint256[] ids, uint256[] values) = ([7, 8], [1, 2])
+        let data = format!(
+            "0x{}{}{}{}{}{}{}{}",
+            word(0x40),
+            word(0xa0),
+            word(2),
+            word(7),
+            word(8),
+            word(2),
+            word(1),
+            word(2)
+        );
+        let Decoded::Nft(v) = decode(&log_with(topics, data)).unwrap() else {
+            panic!()
+        };
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            (v[1].batch_index, v[1].token_id, v[1].amount),
+            (1, Uint256::from_u64(8), Uint256::from_u64(2))
+        );
+    }
+
+    #[test]
+    fn skips_non_standard_and_malformed() {
+        let t0 = format!("{TRANSFER_TOPIC}");
+        // 1-topic Transfer (all args in data): non-standard.
+        let l = log_with(
+            vec![t0.clone()],
+            format!("0x{}{}{}", word(1), word(2), word(3)),
+        );
+        assert!(matches!(decode(&l), Err(Skip::NotTransfer(_))));
+        // ERC20 with short data.
+        let l = log_with(
+            vec![
+                t0.clone(),
+                format!("0x{}", word(1)),
+                format!("0x{}", word(2)),
+            ],
+            "0x01".into(),
+        );
+        assert!(matches!(decode(&l), Err(Skip::Malformed(_))));
+        // Dirty address topic.
+        let l = log_with(
+            vec![
+                t0,
+                format!("0x{}", "1".repeat(64)),
+                format!("0x{}", word(2)),
+            ],
+            format!("0x{}", word(1)),
+        );
+        assert!(matches!(decode(&l), Err(Skip::Malformed(_))));
+        // Truncated batch.
+        let l = log_with(
+            vec![
+                format!("{TRANSFER_BATCH_TOPIC}"),
+                format!("0x{}", word(1)),
+                format!("0x{}", word(2)),
+                format!("0x{}", word(3)),
+            ],
+            format!("0x{}{}", word(0x40), word(0xa0)),
+        );
+        assert!(matches!(decode(&l), Err(Skip::Malformed(_))));
+        // Unknown event.
+        let l = log_with(vec![format!("0x{}", word(9))], "0x".into());
+        assert!(matches!(decode(&l), Err(Skip::NotTransfer(_))));
+    }
+}

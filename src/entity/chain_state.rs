@@ -1,0 +1,19 @@
+//! Per-chain indexer progress: where it started, what it has stored, the chain head it saw.
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "chain_state")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub chain_id: i64,
+    pub start_block: Option<i64>,
+    pub indexed_block: Option<i64>,
+    pub head_block: Option<i64>,
+    /// Unix milliseconds.
+    pub updated_at: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,24 @@
+//! A token contract: its standard and metadata, spam and verified flags.
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "contracts")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub chain_id: i64,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub address: String,
+    /// `ERC20`, `ERC721` or `ERC1155` once known.
+    pub standard: Option<String>,
+    pub name: Option<String>,
+    pub symbol: Option<String>,
+    pub decimals: Option<i32>,
+    pub logo: Option<String>,
+    pub possible_spam: bool,
+    pub verified: bool,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,27 @@
+//! One ERC20 `Transfer` log.
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "erc20_transfers")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub chain_id: i64,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub block_number: i64,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub log_index: i32,
+    pub block_hash: String,
+    pub block_timestamp: i64,
+    pub transaction_hash: String,
+    pub transaction_index: i32,
+    pub contract_address: String,
+    pub from_address: String,
+    pub to_address: String,
+    /// uint256 as 64 lowercase hex digits.
+    pub value: String,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

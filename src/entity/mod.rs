@@ -1,0 +1,13 @@
+//! sea-orm models of the tables created by `migration/`. They stay inside the crate: the APIs
+//! build their own types from them (see `query::model`).
+pub mod address_label;
+pub mod api_key;
+pub mod block;
+pub mod chain_state;
+pub mod collection_sync;
+pub mod contract;
+pub mod erc20_transfer;
+pub mod nft_holding;
+pub mod nft_token;
+pub mod nft_transfer;
+pub mod setting;

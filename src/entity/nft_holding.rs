@@ -1,0 +1,26 @@
+//! Current NFT balances, derived from `nft_transfers` by the store.
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "nft_holdings")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub chain_id: i64,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub owner_address: String,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub contract_address: String,
+    #[sea_orm(primary_key, auto_increment = false)]
+    /// uint256 as 64 lowercase hex digits.
+    pub token_id: String,
+    pub contract_type: String,
+    /// uint256 as 64 lowercase hex digits.
+    pub amount: String,
+    /// Block of the owner's latest acquisition of this token.
+    pub block_number: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,34 @@
+//! One NFT movement: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of a `TransferBatch` (`batch_index` is its position in the batch).
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "nft_transfers")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub chain_id: i64,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub block_number: i64,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub log_index: i32,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub batch_index: i32,
+    pub block_hash: String,
+    pub block_timestamp: i64,
+    pub transaction_hash: String,
+    pub transaction_index: i32,
+    pub contract_address: String,
+    /// `ERC721` or `ERC1155`.
+    pub contract_type: String,
+    pub operator: Option<String>,
+    pub from_address: String,
+    pub to_address: String,
+    /// uint256 as 64 lowercase hex digits.
+    pub token_id: String,
+    /// uint256 as 64 lowercase hex digits.
+    pub amount: String,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

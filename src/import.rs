@@ -1,0 +1,297 @@
+//! `tokenql import`: loads recorded chain data through the same decoder and write path the
+//! indexer uses.
+//!
+//! - logs: one `eth_getLogs` log object per line (JSON-RPC hex encoding);
+//! - blocks: one `{number, hash, parentHash, timestamp}` object per line;
+//! - token lists (tokenlists.org schema): names, symbols, decimals and logos.
+//!
+//! Malformed lines and logs that are not standard transfers are skipped and counted, never a
+//! crash. Importing the same files twice changes nothing.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use sea_orm::{DatabaseConnection, EntityTrait};
+use serde::Deserialize;
+
+use crate::decode::{self, Decoded, RpcLog, Skip};
+use crate::entity::chain_state;
+use crate::store::meta::{upsert_contract_meta, ContractMeta};
+use crate::store::{self, Batch, BlockHeader, Checkpoint, StoreError};
+use crate::types::{Address, Chain};
+
+/// Logs per write transaction.
+const LOGS_PER_BATCH: usize = 2_000;
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    pub lines: u64,
+    pub blocks: u64,
+    pub erc20_transfers: u64,
+    /// NFT movements (a `TransferBatch` counts once per id).
+    pub nft_transfers: u64,
+    /// Valid logs of other events or non-standard shapes.
+    pub skipped_not_transfer: u64,
+    /// Lines that are not valid JSON logs, or broken transfer encodings.
+    pub skipped_malformed: u64,
+}
+
+/// Errors that stop an import (as opposed to skipped lines).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    BadBlock {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    BadTokenList { path: String, message: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Db(#[from] sea_orm::DbErr),
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RpcBlock {
+    number: String,
+    hash: String,
+    #[serde(default)]
+    parent_hash: Option<String>,
+    timestamp: String,
+}
+
+fn open_lines(path: &Path) -> Result<impl Iterator<Item = std::io::Result<String>>, ImportError> {
+    let f = std::fs::File::open(path).map_err(|source| ImportError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(std::io::BufReader::new(f).lines())
+}
+
+/// Reads block headers (JSON lines). A bad header stops the import: transfers need them.
+pub fn read_blocks(path: &Path) -> Result<BTreeMap<u64, BlockHeader>, ImportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    read_blocks_str(&text, &path.display().to_string())
+}
+
+/// Parses block headers from JSON lines.
+pub fn read_blocks_str(text: &str, name: &str) -> Result<BTreeMap<u64, BlockHeader>, ImportError> {
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |message: String| ImportError::BadBlock {
+            path: name.to_string(),
+            line: i + 1,
+            message,
+        };
+        let b: RpcBlock = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        let h = BlockHeader {
+            number: decode::parse_quantity(&b.number).map_err(|e| bad(e.to_string()))?,
+            hash: decode::parse_b256(&b.hash).map_err(|e| bad(e.to_string()))?,
+            parent_hash: b
+                .parent_hash
+                .as_deref()
+                .map(decode::parse_b256)
+                .transpose()
+                .map_err(|e| bad(e.to_string()))?,
+            timestamp: decode::parse_quantity(&b.timestamp).map_err(|e| bad(e.to_string()))?,
+        };
+        out.insert(h.number, h);
+    }
+    Ok(out)
+}
+
+/// Imports logs from a file; see the module docs.
+pub async fn import_logs(
+    db: &DatabaseConnection,
+    chain: Chain,
+    logs: &Path,
+    blocks: &Path,
+) -> Result<ImportReport, ImportError> {
+    let headers = read_blocks(blocks)?;
+    let lines = open_lines(logs)?.map(|l| {
+        l.map_err(|source| ImportError::Io {
+            path: logs.display().to_string(),
+            source,
+        })
+    });
+    import_lines(db, chain, lines, headers).await
+}
+
+/// Imports logs given as JSON lines, with their block headers.
+pub async fn import_lines(
+    db: &DatabaseConnection,
+    chain: Chain,
+    lines: impl Iterator<Item = Result<String, ImportError>>,
+    headers: BTreeMap<u64, BlockHeader>,
+) -> Result<ImportReport, ImportError> {
+    let mut report = ImportReport::default();
+    let mut batch = Batch::default();
+    let mut in_batch = 0usize;
+    let mut range: Option<(u64, u64)> = None;
+    for line in lines {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        report.lines += 1;
+        let rec = match serde_json::from_str::<RpcLog>(&line) {
+            Ok(l) => l.parse(),
+            Err(e) => Err(Skip::Malformed(e.to_string())),
+        };
+        let decoded = rec.and_then(|r| {
+            let header = headers.get(&r.block_number).cloned().or_else(|| {
+                r.block_timestamp.map(|ts| BlockHeader {
+                    number: r.block_number,
+                    hash: r.block_hash,
+                    parent_hash: None,
+                    timestamp: ts,
+                })
+            });
+            let header = header.ok_or_else(|| {
+                Skip::Malformed(format!(
+                    "no header or timestamp for block {}",
+                    r.block_number
+                ))
+            })?;
+            decode::decode(&r).map(|d| (d, header))
+        });
+        match decoded {
+            Ok((d, header)) => {
+                let n = header.number;
+                range = Some(range.map_or((n, n), |(lo, hi)| (lo.min(n), hi.max(n))));
+                if !batch.blocks.iter().any(|b| b.number == n) {
+                    batch.blocks.push(header);
+                }
+                match d {
+                    Decoded::Erc20(t) => {
+                        report.erc20_transfers += 1;
+                        batch.erc20.push(t);
+                    }
+                    Decoded::Nft(v) => {
+                        report.nft_transfers += v.len() as u64;
+                        batch.nft.extend(v);
+                    }
+                }
+                in_batch += 1;
+            }
+            Err(Skip::Malformed(why)) => {
+                tracing::debug!(line = report.lines, %why, "skipped malformed log");
+                report.skipped_malformed += 1;
+            }
+            Err(_) => report.skipped_not_transfer += 1,
+        }
+        if in_batch >= LOGS_PER_BATCH {
+            report.blocks += batch.blocks.len() as u64;
+            store::write_batch(db, chain, &std::mem::take(&mut batch)).await?;
+            in_batch = 0;
+            tracing::info!(
+                lines = report.lines,
+                erc20 = report.erc20_transfers,
+                nft = report.nft_transfers,
+                "import progress"
+            );
+        }
+    }
+    if let Some((lo, hi)) = range {
+        // The imported range becomes (part of) the chain's indexed range.
+        let existing = chain_state::Entity::find_by_id(chain.db_id())
+            .one(db)
+            .await?;
+        let (start, indexed, head) = match existing {
+            Some(s) => (
+                s.start_block.map_or(lo, |v| (v as u64).min(lo)),
+                s.indexed_block.map_or(hi, |v| (v as u64).max(hi)),
+                s.head_block.map_or(hi, |v| (v as u64).max(hi)),
+            ),
+            None => (lo, hi, hi),
+        };
+        batch.checkpoint = Some(Checkpoint {
+            start_block: start,
+            indexed_block: indexed,
+            head_block: head,
+        });
+    }
+    report.blocks += batch.blocks.len() as u64;
+    store::write_batch(db, chain, &batch).await?;
+    Ok(report)
+}
+
+#[derive(Deserialize)]
+struct TokenList {
+    tokens: Vec<TokenListEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenListEntry {
+    chain_id: u64,
+    address: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    symbol: Option<String>,
+    #[serde(default)]
+    decimals: Option<u8>,
+    #[serde(default, rename = "logoURI")]
+    logo_uri: Option<String>,
+}
+
+/// Imports the chain's entries of a token list. Returns how many contracts were updated.
+pub async fn import_tokenlist(
+    db: &DatabaseConnection,
+    chain: Chain,
+    path: &Path,
+) -> Result<usize, ImportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    import_tokenlist_str(db, chain, &text, &path.display().to_string()).await
+}
+
+/// Imports a token list given as text.
+pub async fn import_tokenlist_str(
+    db: &DatabaseConnection,
+    chain: Chain,
+    text: &str,
+    name: &str,
+) -> Result<usize, ImportError> {
+    let list: TokenList = serde_json::from_str(text).map_err(|e| ImportError::BadTokenList {
+        path: name.to_string(),
+        message: e.to_string(),
+    })?;
+    let metas: Vec<(Address, ContractMeta)> = list
+        .tokens
+        .into_iter()
+        .filter(|t| t.chain_id == chain.id())
+        .filter_map(|t| {
+            let a = Address::parse(&t.address).ok()?;
+            Some((
+                a,
+                ContractMeta {
+                    name: t.name,
+                    symbol: t.symbol,
+                    decimals: t.decimals,
+                    logo: t.logo_uri,
+                },
+            ))
+        })
+        .collect();
+    Ok(upsert_contract_meta(db, chain, &metas).await?)
+}

@@ -1,0 +1,35 @@
+//! tokenql: index EVM chains and answer, fast and exactly, *which NFTs does this wallet own?*
+//! and *which ERC20 transfers touched these wallets or contracts?* — over GraphQL and over REST
+//! routes compatible with the Moralis Web3 Data API v2.
+//!
+//! # A tour of the layout, in the order data flows
+//!
+//! chain → [`decode`] → [`store`] → database ([`entity`], `migration/`) → [`query`] →
+//! [`graphql`] / [`rest`]
+//!
+//! - [`types`]: boundary types (`Address`, `Chain`, `Uint256`, `PageSize`, …). User input is
+//!   parsed into these once, at the edge.
+//! - [`decode`]: raw logs to typed transfer events — the one decoder.
+//! - [`store`]: the write path (batched, idempotent, one transaction per batch).
+//! - [`import`]: loads recorded logs, block headers and token lists through the write path.
+//! - [`entity`]: sea-orm models; internal, never API types.
+//! - [`query`]: the query service, the one implementation of both questions.
+//! - [`graphql`], [`rest`]: the two API adapters over the query service.
+//! - [`server`]: the router, auth, and [`run`]`(listener, shutdown)`.
+//! - [`keys`]: API keys (stored hashed).
+
+pub mod config;
+pub mod decode;
+pub mod demo;
+pub mod entity;
+pub mod graphql;
+pub mod import;
+pub mod keys;
+pub mod query;
+pub mod rest;
+pub mod server;
+pub mod store;
+pub mod telemetry;
+pub mod types;
+
+pub use server::{run, AppState};

@@ -1,0 +1,267 @@
+//! The `tokenql` command line: wiring only. See README "Configuration" for every flag and
+//! environment variable.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use migration::MigratorTrait;
+use tokenql::telemetry::{self, LogFormat};
+use tokenql::types::Chain;
+
+#[derive(Parser)]
+#[command(
+    name = "tokenql",
+    version,
+    about = "Index EVM chains; answer NFT-ownership and ERC20-transfer questions over GraphQL and Moralis-v2 REST."
+)]
+struct Cli {
+    /// Database URL: sqlite://FILE?mode=rwc, postgres://USER@HOST/DB or mysql://USER@HOST/DB.
+    #[arg(long, env = "DATABASE_URL", default_value = tokenql::config::DEFAULT_DATABASE_URL, global = true)]
+    database_url: String,
+    /// Log format on stderr.
+    #[arg(
+        long,
+        env = "TOKENQL_LOG_FORMAT",
+        value_enum,
+        default_value = "text",
+        global = true
+    )]
+    log_format: LogFormat,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply pending database migrations.
+    Migrate,
+    /// Manage API keys.
+    Keys {
+        #[command(subcommand)]
+        action: KeysAction,
+    },
+    /// Load recorded logs and block headers (JSON lines) and/or a token list.
+    Import {
+        /// Chain name or hex id (see README).
+        #[arg(long, env = "TOKENQL_IMPORT_CHAIN", value_parser = parse_chain)]
+        chain: Chain,
+        /// One eth_getLogs log object per line.
+        #[arg(long, requires = "blocks")]
+        logs: Option<PathBuf>,
+        /// One block header {number, hash, parentHash, timestamp} per line.
+        #[arg(long, requires = "logs")]
+        blocks: Option<PathBuf>,
+        /// A token list (tokenlists.org schema) giving names, symbols, decimals and logos.
+        #[arg(long)]
+        tokenlist: Option<PathBuf>,
+    },
+    /// Serve the REST and GraphQL APIs.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, env = "TOKENQL_BIND", default_value = "127.0.0.1:8080")]
+        bind: SocketAddr,
+        /// Serve the bundled mainnet sample from its own SQLite file (TOKENQL_DEMO_DB), migrated
+        /// and loaded on start, and print a fresh API key with example URLs.
+        #[arg(long)]
+        demo: bool,
+        /// SQLite file of the demo.
+        #[arg(long, env = "TOKENQL_DEMO_DB", default_value = "tokenql-demo.db")]
+        demo_db: PathBuf,
+        /// Answers say SYNCING while the indexer trails the chain head by more blocks than this.
+        #[arg(long, env = "TOKENQL_MAX_LAG_BLOCKS", default_value_t = 16)]
+        max_lag_blocks: u64,
+        /// Database connection pool size.
+        #[arg(long, env = "TOKENQL_DB_POOL", default_value_t = 16)]
+        db_pool: u32,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysAction {
+    /// Create a key; its secret is printed once, as the last line of stdout.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// List keys (never their secrets).
+    List,
+    /// Revoke a key by id or name.
+    Revoke { id_or_name: String },
+}
+
+fn parse_chain(s: &str) -> Result<Chain, String> {
+    Chain::parse(s).map_err(|e| e.0)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    telemetry::init(cli.log_format);
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes a line to stdout (command output, as opposed to logs).
+fn out(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    use anyhow::Context;
+    match cli.command {
+        Command::Migrate => {
+            let db = tokenql::config::connect(&cli.database_url, 2)
+                .await
+                .context("connecting to the database")?;
+            migration::Migrator::up(&db, None)
+                .await
+                .context("applying migrations")?;
+            tracing::info!("migrations applied");
+        }
+        Command::Keys { action } => {
+            let db = open_migrated(&cli.database_url, 2).await?;
+            match action {
+                KeysAction::Create { name } => {
+                    let (info, secret) = tokenql::keys::create(&db, &name)
+                        .await
+                        .context("creating the key")?;
+                    out(format_args!(
+                        "created key {} ({}); store it now, it is not shown again:",
+                        info.id, info.name
+                    ));
+                    out(secret);
+                }
+                KeysAction::List => {
+                    out("id\tname\tprefix\tcreated_ms\trevoked_ms");
+                    for k in tokenql::keys::list(&db).await? {
+                        out(format_args!(
+                            "{}\t{}\t{}…\t{}\t{}",
+                            k.id,
+                            k.name,
+                            k.prefix,
+                            k.created_at,
+                            k.revoked_at.map_or("-".to_string(), |r| r.to_string())
+                        ));
+                    }
+                }
+                KeysAction::Revoke { id_or_name } => {
+                    let n = tokenql::keys::revoke(&db, &id_or_name).await?;
+                    anyhow::ensure!(n > 0, "no active key with id or name '{id_or_name}'");
+                    out(format_args!("revoked {n} key(s)"));
+                }
+            }
+        }
+        Command::Import {
+            chain,
+            logs,
+            blocks,
+            tokenlist,
+        } => {
+            anyhow::ensure!(
+                logs.is_some() || tokenlist.is_some(),
+                "nothing to import: give --logs and --blocks, and/or --tokenlist"
+            );
+            let db = open_migrated(&cli.database_url, 2).await?;
+            if let (Some(logs), Some(blocks)) = (logs, blocks) {
+                let r = tokenql::import::import_logs(&db, chain, &logs, &blocks).await?;
+                out(format_args!(
+                    "imported {} lines: {} ERC20 transfers, {} NFT transfers, {} blocks; skipped {} non-transfer and {} malformed",
+                    r.lines, r.erc20_transfers, r.nft_transfers, r.blocks, r.skipped_not_transfer, r.skipped_malformed
+                ));
+            }
+            if let Some(list) = tokenlist {
+                let n = tokenql::import::import_tokenlist(&db, chain, &list).await?;
+                out(format_args!("token list: {n} {chain} contracts updated"));
+            }
+        }
+        Command::Serve {
+            bind,
+            demo,
+            demo_db,
+            max_lag_blocks,
+            db_pool,
+        } => {
+            let url = if demo {
+                format!("sqlite://{}?mode=rwc", demo_db.display())
+            } else {
+                cli.database_url.clone()
+            };
+            let db = tokenql::config::connect(&url, db_pool)
+                .await
+                .context("connecting to the database")?;
+            let mut demo_key = None;
+            if demo {
+                migration::Migrator::up(&db, None)
+                    .await
+                    .context("migrating the demo database")?;
+                if let Some(r) = tokenql::demo::load(&db).await? {
+                    tracing::info!(
+                        erc20 = r.erc20_transfers,
+                        nft = r.nft_transfers,
+                        "demo data loaded"
+                    );
+                }
+                let (_, secret) = tokenql::keys::create(&db, "demo").await?;
+                demo_key = Some(secret);
+            } else {
+                anyhow::ensure!(
+                    tokenql::config::migrations_current(&db).await?,
+                    "the database has pending migrations: run `tokenql migrate` first"
+                );
+            }
+            let state =
+                tokenql::AppState::new(db, tokenql::query::QueryConfig { max_lag_blocks }).await?;
+            let listener = tokio::net::TcpListener::bind(bind)
+                .await
+                .with_context(|| format!("binding {bind}"))?;
+            let addr = listener.local_addr()?;
+            tracing::info!(%addr, "listening");
+            if let Some(key) = demo_key {
+                print_demo(addr, &key);
+            }
+            tokenql::run(listener, state, tokenql::server::shutdown_signal()).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn open_migrated(url: &str, pool: u32) -> anyhow::Result<sea_orm::DatabaseConnection> {
+    use anyhow::Context;
+    let db = tokenql::config::connect(url, pool)
+        .await
+        .context("connecting to the database")?;
+    anyhow::ensure!(
+        tokenql::config::migrations_current(&db).await?,
+        "the database has pending migrations: run `tokenql migrate` first"
+    );
+    Ok(db)
+}
+
+fn print_demo(addr: SocketAddr, key: &str) {
+    let base = format!("http://{addr}");
+    let w = tokenql::demo::EXAMPLE_NFT_WALLET;
+    out(format_args!(
+        "\ntokenql demo is up on {base} with real mainnet data.\n"
+    ));
+    out(format_args!("API key (send as X-API-Key): {key}\n"));
+    out("Try:");
+    out(format_args!(
+        "  curl -H 'X-API-Key: {key}' '{base}/api/v2/{w}/nft?chain=eth&limit=5'"
+    ));
+    out(format_args!(
+        "  curl -H 'X-API-Key: {key}' '{base}/api/v2/erc20/transfers?chain=eth&contract_addresses[]=0xdac17f958d2ee523a2206206994597c13d831ec7&limit=5'"
+    ));
+    out(format_args!(
+        "  GraphQL playground: {base}/playground (put the key in the X-API-Key header)"
+    ));
+    out("\nPress Ctrl-C to stop.");
+}

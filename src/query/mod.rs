@@ -1,0 +1,74 @@
+//! The query service: the one implementation of each question, framework-free. The REST shims
+//! and the GraphQL resolvers both call it; they only translate parameters in and reshape the
+//! answer out.
+//!
+//! - [`QueryService::nfts_by_wallet`]: current holdings of a wallet, keyset-ordered by
+//!   (contract address, token id) ascending.
+//! - [`QueryService::erc20_transfers`]: ERC20 transfers, keyset-ordered by (block number, log
+//!   index) descending — a total, stable order.
+//! - Related data (contract metadata, token rows, labels) is fetched in batches for a whole page
+//!   at once ([`QueryService::contracts`], [`QueryService::tokens`], [`QueryService::labels`]), so
+//!   a page costs a constant number of statements whatever its size.
+
+mod cursor;
+mod model;
+mod nfts;
+mod related;
+pub mod status;
+mod transfers;
+
+pub use cursor::{CursorCodec, CursorError, CursorKind};
+pub use model::*;
+
+use sea_orm::{DatabaseConnection, DbErr};
+
+/// Errors of the query service: the user's fault ([`QueryError::BadCursor`]) or ours.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The cursor is malformed, tampered with, or belongs to another query.
+    #[error("cursor {0}")]
+    BadCursor(#[from] CursorError),
+    /// A database failure: never shown to the user.
+    #[error("database error: {0}")]
+    Db(#[from] DbErr),
+    /// Data in the database that does not parse: a bug of ours, never shown to the user.
+    #[error("corrupt stored value: {0}")]
+    Corrupt(String),
+}
+
+/// Tunables of the query service.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryConfig {
+    /// How far (in blocks) the indexer may trail the chain head before answers say `SYNCING`.
+    pub max_lag_blocks: u64,
+}
+
+impl Default for QueryConfig {
+    fn default() -> Self {
+        Self { max_lag_blocks: 16 }
+    }
+}
+
+/// The query service. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct QueryService {
+    db: DatabaseConnection,
+    cursors: CursorCodec,
+    config: QueryConfig,
+}
+
+impl QueryService {
+    /// Loads (or creates) the cursor secret from the database.
+    pub async fn new(db: DatabaseConnection, config: QueryConfig) -> Result<Self, DbErr> {
+        let secret = crate::store::settings::cursor_secret(&db).await?;
+        Ok(Self {
+            db,
+            cursors: CursorCodec::new(secret),
+            config,
+        })
+    }
+
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+}

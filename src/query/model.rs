@@ -1,0 +1,139 @@
+//! The query service's inputs and outputs: domain types, neither database rows nor API shapes.
+
+use crate::types::{Address, AddressList, BlockNumber, Chain, PageSize, ParseError, Uint256};
+
+/// Filters of `nfts_by_wallet`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftQuery {
+    pub chain: Chain,
+    pub owner: Address,
+    /// Restrict to these collections; empty means all.
+    pub token_addresses: AddressList,
+    pub exclude_spam: bool,
+    /// Count the records matching the filters.
+    pub with_total: bool,
+    pub page_size: PageSize,
+}
+
+/// One NFT held by a wallet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftHolding {
+    pub contract: Address,
+    pub token_id: Uint256,
+    pub owner: Address,
+    pub amount: Uint256,
+    /// `ERC721` or `ERC1155`.
+    pub contract_type: String,
+    /// The block at which the owner last acquired it.
+    pub block_number: u64,
+}
+
+/// Whether the answer is complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncStatus {
+    Synced,
+    Syncing,
+}
+
+impl SyncStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SyncStatus::Synced => "SYNCED",
+            SyncStatus::Syncing => "SYNCING",
+        }
+    }
+}
+
+/// A record with the cursor that resumes right after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edge<T> {
+    pub cursor: String,
+    pub node: T,
+}
+
+/// One page of a keyset-paginated answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<T> {
+    pub edges: Vec<Edge<T>>,
+    /// Cursor of the next page; `None` on the last page.
+    pub next_cursor: Option<String>,
+    /// 1-based page number.
+    pub page: u64,
+    pub page_size: u64,
+    pub total: Option<u64>,
+    pub status: SyncStatus,
+}
+
+/// Inclusive block bounds, with `from <= to` when both are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockRange {
+    pub from: Option<BlockNumber>,
+    pub to: Option<BlockNumber>,
+}
+
+impl BlockRange {
+    pub fn new(from: Option<BlockNumber>, to: Option<BlockNumber>) -> Result<Self, ParseError> {
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                return Err(ParseError::new(format!(
+                    "from_block {} is greater than to_block {}",
+                    f.0, t.0
+                )));
+            }
+        }
+        Ok(Self { from, to })
+    }
+}
+
+/// Filters of `erc20_transfers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransferQuery {
+    pub chain: Chain,
+    pub wallets: AddressList,
+    pub contracts: AddressList,
+    pub exclude_wallets: AddressList,
+    pub exclude_contracts: AddressList,
+    pub blocks: BlockRange,
+    pub page_size: PageSize,
+}
+
+/// One ERC20 transfer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Erc20Transfer {
+    pub contract: Address,
+    pub from: Address,
+    pub to: Address,
+    pub value: Uint256,
+    pub block_number: u64,
+    pub block_hash: String,
+    /// Unix seconds.
+    pub block_timestamp: u64,
+    pub transaction_hash: String,
+    pub transaction_index: u32,
+    pub log_index: u32,
+}
+
+/// Metadata of a token contract.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ContractInfo {
+    pub standard: Option<String>,
+    pub name: Option<String>,
+    pub symbol: Option<String>,
+    pub decimals: Option<u32>,
+    pub logo: Option<String>,
+    pub possible_spam: bool,
+    pub verified: bool,
+}
+
+/// Per-token data of an NFT.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TokenInfo {
+    pub token_uri: Option<String>,
+    pub metadata: Option<String>,
+    pub block_number_minted: Option<u64>,
+    pub minter_address: Option<String>,
+    /// Unix milliseconds.
+    pub last_token_uri_sync: Option<i64>,
+    /// Unix milliseconds.
+    pub last_metadata_sync: Option<i64>,
+}

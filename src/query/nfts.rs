@@ -1,0 +1,149 @@
+//! Which NFTs does this wallet own?
+
+use sea_orm::sea_query::Query;
+use sea_orm::{
+    ColumnTrait, Condition, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
+
+use super::cursor::{query_digest, CursorKind, CursorPayload};
+use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
+use crate::entity::{contract, nft_holding};
+use crate::types::{Address, Uint256};
+
+use nft_holding::Column as H;
+
+impl NftQuery {
+    /// The filters a cursor is bound to (not the page size, nor whether a total is counted).
+    fn digest(&self) -> String {
+        query_digest(&format!(
+            "nft|{}|{}|{}|{}",
+            self.chain.id(),
+            self.owner,
+            self.token_addresses.db_strings().join(","),
+            self.exclude_spam
+        ))
+    }
+
+    fn filter(&self) -> Condition {
+        let mut c = Condition::all()
+            .add(H::ChainId.eq(self.chain.db_id()))
+            .add(H::OwnerAddress.eq(self.owner.to_string()));
+        if !self.token_addresses.is_empty() {
+            c = c.add(H::ContractAddress.is_in(self.token_addresses.db_strings()));
+        }
+        if self.exclude_spam {
+            c = c.add(
+                H::ContractAddress.not_in_subquery(
+                    Query::select()
+                        .column(contract::Column::Address)
+                        .from(contract::Entity)
+                        .and_where(contract::Column::ChainId.eq(self.chain.db_id()))
+                        .and_where(contract::Column::PossibleSpam.eq(true))
+                        .to_owned(),
+                ),
+            );
+        }
+        c
+    }
+}
+
+impl QueryService {
+    /// One page of the wallet's NFTs, after `after` (a cursor from a previous page).
+    pub async fn nfts_by_wallet(
+        &self,
+        q: &NftQuery,
+        after: Option<&str>,
+    ) -> Result<Page<NftHolding>, QueryError> {
+        let digest = q.digest();
+        let start = after
+            .map(|c| self.cursors.decode(c, CursorKind::Nft, &digest))
+            .transpose()?;
+        let page = start.as_ref().map_or(1, |p| p.p);
+
+        let mut find = nft_holding::Entity::find().filter(q.filter());
+        if let Some(p) = &start {
+            let [contract, token] = p.a.as_slice() else {
+                return Err(super::CursorError::Invalid.into());
+            };
+            find = find.filter(
+                Condition::any()
+                    .add(H::ContractAddress.gt(contract.clone()))
+                    .add(
+                        Condition::all()
+                            .add(H::ContractAddress.eq(contract.clone()))
+                            .add(H::TokenId.gt(token.clone())),
+                    ),
+            );
+        }
+        let limit = q.page_size.get();
+        let mut rows = find
+            .order_by_asc(H::ContractAddress)
+            .order_by_asc(H::TokenId)
+            .limit(limit + 1)
+            .all(&self.db)
+            .await?;
+        let has_more = rows.len() as u64 > limit;
+        rows.truncate(limit as usize);
+
+        let edges = rows
+            .into_iter()
+            .map(|r| {
+                let cursor = self.cursors.encode(&CursorPayload {
+                    k: CursorKind::Nft,
+                    q: digest.clone(),
+                    p: page + 1,
+                    a: vec![r.contract_address.clone(), r.token_id.clone()],
+                });
+                Ok(Edge {
+                    cursor,
+                    node: holding(r)?,
+                })
+            })
+            .collect::<Result<Vec<_>, QueryError>>()?;
+        let next_cursor = if has_more {
+            edges.last().map(|e| e.cursor.clone())
+        } else {
+            None
+        };
+
+        let total = if q.with_total {
+            Some(
+                nft_holding::Entity::find()
+                    .filter(q.filter())
+                    .count(&self.db)
+                    .await?,
+            )
+        } else {
+            None
+        };
+        let contracts: Vec<Address> = edges.iter().map(|e| e.node.contract).collect();
+        let status = self
+            .collection_status(
+                q.chain,
+                &q.token_addresses.iter().copied().collect::<Vec<_>>(),
+                &contracts,
+            )
+            .await?;
+        Ok(Page {
+            edges,
+            next_cursor,
+            page,
+            page_size: limit,
+            total,
+            status,
+        })
+    }
+}
+
+fn holding(r: nft_holding::Model) -> Result<NftHolding, QueryError> {
+    let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
+    let num = |s: &str| Uint256::from_db(s).map_err(|e| QueryError::Corrupt(e.0));
+    Ok(NftHolding {
+        contract: addr(&r.contract_address)?,
+        token_id: num(&r.token_id)?,
+        owner: addr(&r.owner_address)?,
+        amount: num(&r.amount)?,
+        contract_type: r.contract_type,
+        block_number: r.block_number.max(0) as u64,
+    })
+}

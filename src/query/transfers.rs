@@ -1,0 +1,142 @@
+//! Which ERC20 transfers touched these wallets or contracts?
+
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+
+use super::cursor::{query_digest, CursorKind, CursorPayload};
+use super::{Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
+use crate::entity::erc20_transfer;
+use crate::types::{Address, Uint256};
+
+use erc20_transfer::Column as T;
+
+impl TransferQuery {
+    fn digest(&self) -> String {
+        let b = |x: Option<crate::types::BlockNumber>| x.map_or(String::new(), |b| b.0.to_string());
+        query_digest(&format!(
+            "erc20|{}|{}|{}|{}|{}|{}|{}",
+            self.chain.id(),
+            self.wallets.db_strings().join(","),
+            self.contracts.db_strings().join(","),
+            self.exclude_wallets.db_strings().join(","),
+            self.exclude_contracts.db_strings().join(","),
+            b(self.blocks.from),
+            b(self.blocks.to),
+        ))
+    }
+
+    fn filter(&self) -> Condition {
+        let mut c = Condition::all().add(T::ChainId.eq(self.chain.db_id()));
+        if !self.contracts.is_empty() {
+            c = c.add(T::ContractAddress.is_in(self.contracts.db_strings()));
+        }
+        if !self.exclude_contracts.is_empty() {
+            c = c.add(T::ContractAddress.is_not_in(self.exclude_contracts.db_strings()));
+        }
+        if !self.wallets.is_empty() {
+            let w = self.wallets.db_strings();
+            c = c.add(
+                Condition::any()
+                    .add(T::FromAddress.is_in(w.clone()))
+                    .add(T::ToAddress.is_in(w)),
+            );
+        }
+        if !self.exclude_wallets.is_empty() {
+            let w = self.exclude_wallets.db_strings();
+            c = c
+                .add(T::FromAddress.is_not_in(w.clone()))
+                .add(T::ToAddress.is_not_in(w));
+        }
+        if let Some(f) = self.blocks.from {
+            c = c.add(T::BlockNumber.gte(f.db()));
+        }
+        if let Some(t) = self.blocks.to {
+            c = c.add(T::BlockNumber.lte(t.db()));
+        }
+        c
+    }
+}
+
+impl QueryService {
+    /// One page of ERC20 transfers, newest first, after `after`.
+    pub async fn erc20_transfers(
+        &self,
+        q: &TransferQuery,
+        after: Option<&str>,
+    ) -> Result<Page<Erc20Transfer>, QueryError> {
+        let digest = q.digest();
+        let start = after
+            .map(|c| self.cursors.decode(c, CursorKind::Erc20, &digest))
+            .transpose()?;
+        let page = start.as_ref().map_or(1, |p| p.p);
+
+        let mut find = erc20_transfer::Entity::find().filter(q.filter());
+        if let Some(p) = &start {
+            let parsed = match p.a.as_slice() {
+                [b, l] => b.parse::<i64>().ok().zip(l.parse::<i32>().ok()),
+                _ => None,
+            };
+            let (block, log) = parsed.ok_or(super::CursorError::Invalid)?;
+            find = find.filter(
+                Condition::any().add(T::BlockNumber.lt(block)).add(
+                    Condition::all()
+                        .add(T::BlockNumber.eq(block))
+                        .add(T::LogIndex.lt(log)),
+                ),
+            );
+        }
+        let limit = q.page_size.get();
+        let mut rows = find
+            .order_by_desc(T::BlockNumber)
+            .order_by_desc(T::LogIndex)
+            .limit(limit + 1)
+            .all(&self.db)
+            .await?;
+        let has_more = rows.len() as u64 > limit;
+        rows.truncate(limit as usize);
+        let edges = rows
+            .into_iter()
+            .map(|r| {
+                let cursor = self.cursors.encode(&CursorPayload {
+                    k: CursorKind::Erc20,
+                    q: digest.clone(),
+                    p: page + 1,
+                    a: vec![r.block_number.to_string(), r.log_index.to_string()],
+                });
+                Ok(Edge {
+                    cursor,
+                    node: transfer(r)?,
+                })
+            })
+            .collect::<Result<Vec<_>, QueryError>>()?;
+        let next_cursor = if has_more {
+            edges.last().map(|e| e.cursor.clone())
+        } else {
+            None
+        };
+        let status = self.chain_status(q.chain).await?;
+        Ok(Page {
+            edges,
+            next_cursor,
+            page,
+            page_size: limit,
+            total: None,
+            status,
+        })
+    }
+}
+
+fn transfer(r: erc20_transfer::Model) -> Result<Erc20Transfer, QueryError> {
+    let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
+    Ok(Erc20Transfer {
+        contract: addr(&r.contract_address)?,
+        from: addr(&r.from_address)?,
+        to: addr(&r.to_address)?,
+        value: Uint256::from_db(&r.value).map_err(|e| QueryError::Corrupt(e.0))?,
+        block_number: r.block_number.max(0) as u64,
+        block_hash: r.block_hash,
+        block_timestamp: r.block_timestamp.max(0) as u64,
+        transaction_hash: r.transaction_hash,
+        transaction_index: r.transaction_index.max(0) as u32,
+        log_index: r.log_index.max(0) as u32,
+    })
+}

@@ -1,0 +1,300 @@
+//! The write path: everything that changes indexed data goes through here, from `import` and
+//! from the indexer alike.
+//!
+//! [`write_batch`] stores one batch (block headers, decoded transfers, optionally the chain
+//! checkpoint) in one transaction. It is idempotent: rows are keyed by (chain, block, log index
+//! [, batch index]) and inserted with `ON CONFLICT DO NOTHING`, and derived rows (holdings, token
+//! mints) are recomputed from the stored transfers of every token the batch touched, so writing
+//! the same batch twice — or batches out of order — yields the same database.
+
+mod derive;
+pub mod meta;
+pub mod settings;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use alloy::primitives::B256;
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
+    TransactionTrait,
+};
+
+use crate::decode::{Erc20Move, NftMove};
+use crate::entity::{block, chain_state, contract, erc20_transfer, nft_transfer};
+use crate::types::Chain;
+
+/// Rows per multi-row INSERT: well under every backend's bind-parameter limit.
+pub(crate) const CHUNK: usize = 400;
+
+/// A block header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockHeader {
+    pub number: u64,
+    pub hash: B256,
+    pub parent_hash: Option<B256>,
+    /// Unix seconds.
+    pub timestamp: u64,
+}
+
+/// Where a chain's indexing stands, written with the batch that advanced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub start_block: u64,
+    pub indexed_block: u64,
+    pub head_block: u64,
+}
+
+/// One unit of writing.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    pub blocks: Vec<BlockHeader>,
+    pub erc20: Vec<Erc20Move>,
+    pub nft: Vec<NftMove>,
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// Errors of the write path.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("a transfer in block {0} has no header in the batch")]
+    MissingBlock(u64),
+    #[error(transparent)]
+    Db(#[from] DbErr),
+}
+
+/// Now, in Unix milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn hex32(b: &B256) -> String {
+    format!("{b:#x}")
+}
+
+/// Stores a batch in one transaction. See the module docs.
+pub async fn write_batch(
+    db: &DatabaseConnection,
+    chain: Chain,
+    batch: &Batch,
+) -> Result<(), StoreError> {
+    let times: BTreeMap<u64, u64> = batch
+        .blocks
+        .iter()
+        .map(|b| (b.number, b.timestamp))
+        .collect();
+    let ts = |n: u64| times.get(&n).copied().ok_or(StoreError::MissingBlock(n));
+    let cid = chain.db_id();
+
+    let blocks: Vec<block::ActiveModel> = batch
+        .blocks
+        .iter()
+        .map(|b| {
+            block::Model {
+                chain_id: cid,
+                number: b.number as i64,
+                hash: hex32(&b.hash),
+                parent_hash: b.parent_hash.as_ref().map(hex32),
+                timestamp: b.timestamp as i64,
+            }
+            .into()
+        })
+        .collect();
+    let erc20 = batch
+        .erc20
+        .iter()
+        .map(|t| {
+            Ok(erc20_transfer::Model {
+                chain_id: cid,
+                block_number: t.meta.block_number as i64,
+                log_index: t.meta.log_index as i32,
+                block_hash: hex32(&t.meta.block_hash),
+                block_timestamp: ts(t.meta.block_number)? as i64,
+                transaction_hash: hex32(&t.meta.transaction_hash),
+                transaction_index: t.meta.transaction_index as i32,
+                contract_address: t.meta.contract.to_string(),
+                from_address: t.from.to_string(),
+                to_address: t.to.to_string(),
+                value: t.value.to_db(),
+            }
+            .into())
+        })
+        .collect::<Result<Vec<erc20_transfer::ActiveModel>, StoreError>>()?;
+    let nft = batch
+        .nft
+        .iter()
+        .map(|t| {
+            Ok(nft_transfer::Model {
+                chain_id: cid,
+                block_number: t.meta.block_number as i64,
+                log_index: t.meta.log_index as i32,
+                batch_index: t.batch_index as i32,
+                block_hash: hex32(&t.meta.block_hash),
+                block_timestamp: ts(t.meta.block_number)? as i64,
+                transaction_hash: hex32(&t.meta.transaction_hash),
+                transaction_index: t.meta.transaction_index as i32,
+                contract_address: t.meta.contract.to_string(),
+                contract_type: t.standard.as_str().to_string(),
+                operator: t.operator.map(|a| a.to_string()),
+                from_address: t.from.to_string(),
+                to_address: t.to.to_string(),
+                token_id: t.token_id.to_db(),
+                amount: t.amount.to_db(),
+            }
+            .into())
+        })
+        .collect::<Result<Vec<nft_transfer::ActiveModel>, StoreError>>()?;
+
+    let txn = db.begin().await?;
+    for chunk in blocks.chunks(CHUNK) {
+        block::Entity::insert_many(chunk.to_vec())
+            .on_conflict(
+                OnConflict::columns([block::Column::ChainId, block::Column::Number])
+                    .do_nothing()
+                    .to_owned(),
+            )
+            .exec_without_returning(&txn)
+            .await?;
+    }
+    for chunk in erc20.chunks(CHUNK) {
+        erc20_transfer::Entity::insert_many(chunk.to_vec())
+            .on_conflict(
+                OnConflict::columns([
+                    erc20_transfer::Column::ChainId,
+                    erc20_transfer::Column::BlockNumber,
+                    erc20_transfer::Column::LogIndex,
+                ])
+                .do_nothing()
+                .to_owned(),
+            )
+            .exec_without_returning(&txn)
+            .await?;
+    }
+    for chunk in nft.chunks(CHUNK) {
+        nft_transfer::Entity::insert_many(chunk.to_vec())
+            .on_conflict(
+                OnConflict::columns([
+                    nft_transfer::Column::ChainId,
+                    nft_transfer::Column::BlockNumber,
+                    nft_transfer::Column::LogIndex,
+                    nft_transfer::Column::BatchIndex,
+                ])
+                .do_nothing()
+                .to_owned(),
+            )
+            .exec_without_returning(&txn)
+            .await?;
+    }
+
+    // Contracts seen, with the standard their events show.
+    let mut standards: BTreeMap<String, &'static str> = BTreeMap::new();
+    for t in &batch.erc20 {
+        standards
+            .entry(t.meta.contract.to_string())
+            .or_insert("ERC20");
+    }
+    for t in &batch.nft {
+        standards.insert(t.meta.contract.to_string(), t.standard.as_str());
+    }
+    record_contracts(&txn, cid, &standards).await?;
+
+    let touched: BTreeSet<(String, String)> = batch
+        .nft
+        .iter()
+        .map(|t| (t.meta.contract.to_string(), t.token_id.to_db()))
+        .collect();
+    derive::recompute_tokens(&txn, cid, &touched).await?;
+
+    if let Some(cp) = batch.checkpoint {
+        set_checkpoint(&txn, chain, cp).await?;
+    }
+    txn.commit().await?;
+    Ok(())
+}
+
+/// Inserts unknown contracts and fills in a standard where none was known yet.
+async fn record_contracts<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    standards: &BTreeMap<String, &'static str>,
+) -> Result<(), DbErr> {
+    let rows: Vec<contract::ActiveModel> = standards
+        .iter()
+        .map(|(a, s)| {
+            contract::Model {
+                chain_id: cid,
+                address: a.clone(),
+                standard: Some((*s).to_string()),
+                name: None,
+                symbol: None,
+                decimals: None,
+                logo: None,
+                possible_spam: false,
+                verified: false,
+            }
+            .into()
+        })
+        .collect();
+    for chunk in rows.chunks(CHUNK) {
+        contract::Entity::insert_many(chunk.to_vec())
+            .on_conflict(
+                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
+                    .do_nothing()
+                    .to_owned(),
+            )
+            .exec_without_returning(db)
+            .await?;
+    }
+    let mut by_standard: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (a, s) in standards {
+        by_standard.entry(s).or_default().push(a.clone());
+    }
+    for (s, addrs) in by_standard {
+        for chunk in addrs.chunks(CHUNK) {
+            contract::Entity::update_many()
+                .col_expr(
+                    contract::Column::Standard,
+                    sea_orm::sea_query::Expr::value(s),
+                )
+                .filter(contract::Column::ChainId.eq(cid))
+                .filter(contract::Column::Standard.is_null())
+                .filter(contract::Column::Address.is_in(chunk.to_vec()))
+                .exec(db)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Upserts a chain's checkpoint.
+pub async fn set_checkpoint<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    cp: Checkpoint,
+) -> Result<(), DbErr> {
+    let row: chain_state::ActiveModel = chain_state::Model {
+        chain_id: chain.db_id(),
+        start_block: Some(cp.start_block as i64),
+        indexed_block: Some(cp.indexed_block as i64),
+        head_block: Some(cp.head_block as i64),
+        updated_at: now_ms(),
+    }
+    .into();
+    chain_state::Entity::insert(row)
+        .on_conflict(
+            OnConflict::column(chain_state::Column::ChainId)
+                .update_columns([
+                    chain_state::Column::StartBlock,
+                    chain_state::Column::IndexedBlock,
+                    chain_state::Column::HeadBlock,
+                    chain_state::Column::UpdatedAt,
+                ])
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
+    Ok(())
+}

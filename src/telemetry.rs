@@ -1,0 +1,23 @@
+//! Tracing, set up once by `main`: an env filter (`RUST_LOG`, default `info`) and either
+//! human-readable or JSON lines (`TOKENQL_LOG_FORMAT=json`), always on stderr so that stdout
+//! stays for command output.
+
+use tracing_subscriber::{fmt, EnvFilter};
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Installs the global subscriber. Safe to call more than once (later calls do nothing).
+pub fn init(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,sea_orm=warn"));
+    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}

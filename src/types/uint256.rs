@@ -1,0 +1,191 @@
+//! Exact uint256 values: amounts, token ids. They never pass through a float.
+use std::fmt;
+
+use alloy::primitives::U256;
+
+use super::ParseError;
+
+/// An unsigned 256-bit integer.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Uint256(pub U256);
+
+impl Uint256 {
+    pub const ZERO: Uint256 = Uint256(U256::ZERO);
+    pub const MAX: Uint256 = Uint256(U256::MAX);
+
+    /// Parses a decimal integer or a `0x`-prefixed hex integer.
+    pub fn parse(s: &str) -> Result<Self, ParseError> {
+        let t = s.trim();
+        let bad = || ParseError::new(format!("'{t}' is not an unsigned 256-bit integer"));
+        if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            if hex.is_empty() || hex.len() > 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(bad());
+            }
+            U256::from_str_radix(hex, 16)
+                .map(Uint256)
+                .map_err(|_| bad())
+        } else {
+            if t.is_empty() || t.len() > 78 || !t.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            U256::from_str_radix(t, 10).map(Uint256).map_err(|_| bad())
+        }
+    }
+
+    /// From 32 big-endian bytes (a log topic or data word).
+    pub fn from_be_bytes(b: &[u8; 32]) -> Self {
+        Uint256(U256::from_be_bytes(*b))
+    }
+
+    /// The storage form: 64 lowercase hex digits, zero-padded, no prefix. String order equals
+    /// numeric order.
+    pub fn to_db(&self) -> String {
+        format!("{:064x}", self.0)
+    }
+
+    /// Reads the storage form. Only the store writes it, so a bad value is a bug of ours.
+    pub fn from_db(s: &str) -> Result<Self, ParseError> {
+        if s.len() != 64 {
+            return Err(ParseError::new(format!(
+                "stored uint256 '{s}' is not 64 hex digits"
+            )));
+        }
+        U256::from_str_radix(s, 16)
+            .map(Uint256)
+            .map_err(|_| ParseError::new(format!("stored uint256 '{s}' is not hex")))
+    }
+
+    /// Decimal digits.
+    pub fn to_decimal(&self) -> String {
+        self.0.to_string()
+    }
+
+    /// `0x`-prefixed lowercase hex without leading zeros (`0x0` for zero).
+    pub fn to_hex(&self) -> String {
+        format!("{:#x}", self.0)
+    }
+
+    /// `self / 10^decimals`, written exactly: no exponent, no trailing zeros, no trailing dot.
+    pub fn to_decimal_scaled(&self, decimals: u32) -> String {
+        let digits = self.0.to_string();
+        let d = decimals as usize;
+        if d == 0 {
+            return digits;
+        }
+        let (int, frac) = if digits.len() > d {
+            let (i, f) = digits.split_at(digits.len() - d);
+            (i.to_string(), f.to_string())
+        } else {
+            ("0".to_string(), format!("{digits:0>d$}"))
+        };
+        let frac = frac.trim_end_matches('0');
+        if frac.is_empty() {
+            int
+        } else {
+            format!("{int}.{frac}")
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.0.is_zero()
+    }
+
+    pub fn saturating_sub(self, o: Self) -> Self {
+        Uint256(self.0.saturating_sub(o.0))
+    }
+
+    pub fn saturating_add(self, o: Self) -> Self {
+        Uint256(self.0.saturating_add(o.0))
+    }
+
+    pub fn from_u64(v: u64) -> Self {
+        Uint256(U256::from(v))
+    }
+}
+
+impl fmt::Display for Uint256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl fmt::Debug for Uint256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAX_DEC: &str =
+        "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+
+    #[test]
+    fn max_round_trips_through_every_form() {
+        let m = Uint256::parse(MAX_DEC).unwrap();
+        assert_eq!(m, Uint256::MAX);
+        assert_eq!(m.to_db(), "f".repeat(64));
+        assert_eq!(Uint256::from_db(&m.to_db()).unwrap(), m);
+        assert_eq!(m.to_decimal(), MAX_DEC);
+        assert_eq!(m.to_hex(), format!("0x{}", "f".repeat(64)));
+        assert_eq!(Uint256::parse(&m.to_hex()).unwrap(), m);
+    }
+
+    #[test]
+    fn db_form_sorts_numerically() {
+        let a = Uint256::from_u64(9).to_db();
+        let b = Uint256::from_u64(10).to_db();
+        let c = Uint256::MAX.to_db();
+        assert!(a < b && b < c);
+    }
+
+    #[test]
+    fn scaled_decimal_is_exact() {
+        let v = Uint256::parse("8078781185194").unwrap();
+        assert_eq!(v.to_decimal_scaled(18), "0.000008078781185194");
+        assert_eq!(
+            Uint256::parse("201110013289805900")
+                .unwrap()
+                .to_decimal_scaled(18),
+            "0.2011100132898059"
+        );
+        assert_eq!(Uint256::parse("1000000").unwrap().to_decimal_scaled(6), "1");
+        assert_eq!(
+            Uint256::parse("1500000").unwrap().to_decimal_scaled(6),
+            "1.5"
+        );
+        assert_eq!(Uint256::parse("123").unwrap().to_decimal_scaled(0), "123");
+        assert_eq!(Uint256::ZERO.to_decimal_scaled(18), "0");
+        assert_eq!(
+            Uint256::MAX.to_decimal_scaled(77),
+            "1.15792089237316195423570985008687907853269984665640564039457584007913129639935"
+        );
+        assert_eq!(
+            Uint256::MAX.to_decimal_scaled(18),
+            "115792089237316195423570985008687907853269984665640564039457.584007913129639935"
+        );
+        assert_eq!(
+            Uint256::from_u64(1).to_decimal_scaled(77),
+            format!("0.{}1", "0".repeat(76))
+        );
+    }
+
+    #[test]
+    fn refuses_bad_input() {
+        for bad in [
+            "",
+            "-1",
+            "1.5",
+            "1e3",
+            "abc",
+            "0x",
+            "0xg",
+            &format!("{MAX_DEC}0"),
+            "115792089237316195423570985008687907853269984665640564039457584007913129639936",
+        ] {
+            assert!(Uint256::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
