@@ -28,6 +28,21 @@ pub struct NftHolding {
     pub block_number: u64,
 }
 
+impl NftHolding {
+    /// A stable identifier of the token: the first 16 bytes of
+    /// `SHA-256("{chain id}:{contract address}:{decimal token id}")`, as 32 hex digits.
+    pub fn token_hash(&self, chain: Chain) -> String {
+        use sha2::{Digest, Sha256};
+        let d = Sha256::digest(format!(
+            "{}:{}:{}",
+            chain.id(),
+            self.contract,
+            self.token_id.to_decimal()
+        ));
+        d[..16].iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
 /// Whether the answer is complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncStatus {

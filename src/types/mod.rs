@@ -5,11 +5,13 @@
 mod address;
 mod chain;
 mod limits;
+mod time;
 mod uint256;
 
 pub use address::Address;
 pub use chain::Chain;
 pub use limits::{AddressList, BlockNumber, PageSize, TokenIdFormat, MAX_LIST_LEN};
+pub use time::{iso8601_ms, iso8601_secs};
 pub use uint256::Uint256;
 
 /// Why a user-supplied value was refused. The message is safe to show to the user; the caller
