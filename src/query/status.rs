@@ -10,7 +10,6 @@
 
 use std::collections::BTreeSet;
 
-use sea_orm::sea_query::OnConflict;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
 use super::{QueryError, QueryService, SyncStatus};
@@ -88,14 +87,10 @@ impl QueryService {
                 })
             });
             collection_sync::Entity::insert_many(new_rows)
-                .on_conflict(
-                    OnConflict::columns([
-                        collection_sync::Column::ChainId,
-                        collection_sync::Column::ContractAddress,
-                    ])
-                    .do_nothing()
-                    .to_owned(),
-                )
+                .on_conflict(crate::store::skip_existing([
+                    collection_sync::Column::ChainId,
+                    collection_sync::Column::ContractAddress,
+                ]))
                 .exec_without_returning(&self.db)
                 .await?;
         }

@@ -22,8 +22,12 @@ pub async fn upsert_contract_meta<C: ConnectionTrait>(
     chain: Chain,
     metas: &[(Address, ContractMeta)],
 ) -> Result<usize, DbErr> {
+    // One row per address (the last entry wins): PostgreSQL refuses to upsert a row twice in
+    // one statement.
+    let metas: std::collections::BTreeMap<&Address, &ContractMeta> =
+        metas.iter().map(|(a, m)| (a, m)).collect();
     let rows: Vec<contract::ActiveModel> = metas
-        .iter()
+        .into_iter()
         .map(|(a, m)| {
             contract::Model {
                 chain_id: chain.db_id(),
@@ -63,8 +67,10 @@ pub async fn upsert_labels<C: ConnectionTrait>(
     chain: Chain,
     labels: &[(Address, String)],
 ) -> Result<usize, DbErr> {
+    let labels: std::collections::BTreeMap<&Address, &String> =
+        labels.iter().map(|(a, l)| (a, l)).collect();
     let rows: Vec<address_label::ActiveModel> = labels
-        .iter()
+        .into_iter()
         .map(|(a, l)| {
             address_label::Model {
                 chain_id: chain.db_id(),

@@ -63,6 +63,15 @@ pub enum StoreError {
     Db(#[from] DbErr),
 }
 
+/// `ON CONFLICT (cols) DO NOTHING`, written so that MySQL gets `ON DUPLICATE KEY UPDATE c = c`
+/// (sea-query's bare `do_nothing` becomes `IGNORE`, which MariaDB rejects there).
+pub(crate) fn skip_existing<C, const N: usize>(cols: [C; N]) -> OnConflict
+where
+    C: sea_orm::sea_query::IntoIden + Copy,
+{
+    OnConflict::columns(cols).do_nothing_on(cols).to_owned()
+}
+
 /// Now, in Unix milliseconds.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -151,40 +160,31 @@ pub async fn write_batch(
     let txn = db.begin().await?;
     for chunk in blocks.chunks(CHUNK) {
         block::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([block::Column::ChainId, block::Column::Number])
-                    .do_nothing()
-                    .to_owned(),
-            )
+            .on_conflict(crate::store::skip_existing([
+                block::Column::ChainId,
+                block::Column::Number,
+            ]))
             .exec_without_returning(&txn)
             .await?;
     }
     for chunk in erc20.chunks(CHUNK) {
         erc20_transfer::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([
-                    erc20_transfer::Column::ChainId,
-                    erc20_transfer::Column::BlockNumber,
-                    erc20_transfer::Column::LogIndex,
-                ])
-                .do_nothing()
-                .to_owned(),
-            )
+            .on_conflict(crate::store::skip_existing([
+                erc20_transfer::Column::ChainId,
+                erc20_transfer::Column::BlockNumber,
+                erc20_transfer::Column::LogIndex,
+            ]))
             .exec_without_returning(&txn)
             .await?;
     }
     for chunk in nft.chunks(CHUNK) {
         nft_transfer::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([
-                    nft_transfer::Column::ChainId,
-                    nft_transfer::Column::BlockNumber,
-                    nft_transfer::Column::LogIndex,
-                    nft_transfer::Column::BatchIndex,
-                ])
-                .do_nothing()
-                .to_owned(),
-            )
+            .on_conflict(crate::store::skip_existing([
+                nft_transfer::Column::ChainId,
+                nft_transfer::Column::BlockNumber,
+                nft_transfer::Column::LogIndex,
+                nft_transfer::Column::BatchIndex,
+            ]))
             .exec_without_returning(&txn)
             .await?;
     }
@@ -240,11 +240,10 @@ async fn record_contracts<C: ConnectionTrait>(
         .collect();
     for chunk in rows.chunks(CHUNK) {
         contract::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
-                    .do_nothing()
-                    .to_owned(),
-            )
+            .on_conflict(crate::store::skip_existing([
+                contract::Column::ChainId,
+                contract::Column::Address,
+            ]))
             .exec_without_returning(db)
             .await?;
     }

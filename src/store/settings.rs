@@ -1,7 +1,6 @@
 //! Service-wide settings kept in the database, such as the secret that signs cursors (so
 //! cursors survive restarts and work across several API processes).
 
-use sea_orm::sea_query::OnConflict;
 use sea_orm::{ConnectionTrait, DbErr, EntityTrait};
 
 use crate::entity::setting;
@@ -23,11 +22,7 @@ pub async fn cursor_secret<C: ConnectionTrait>(db: &C) -> Result<Vec<u8>, DbErr>
         name: CURSOR_SECRET.into(),
         value,
     }))
-    .on_conflict(
-        OnConflict::column(setting::Column::Name)
-            .do_nothing()
-            .to_owned(),
-    )
+    .on_conflict(crate::store::skip_existing([setting::Column::Name]))
     .exec_without_returning(db)
     .await?;
     // Another process may have won the race: read back what is stored.
