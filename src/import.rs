@@ -213,19 +213,30 @@ pub async fn import_lines(
         let existing = chain_state::Entity::find_by_id(chain.db_id())
             .one(db)
             .await?;
-        let (start, indexed, head) = match existing {
-            Some(s) => (
-                s.start_block.map_or(lo, |v| (v as u64).min(lo)),
-                s.indexed_block.map_or(hi, |v| (v as u64).max(hi)),
-                s.head_block.map_or(hi, |v| (v as u64).max(hi)),
-            ),
-            None => (lo, hi, hi),
+        let cp = match &existing {
+            Some(s) => Checkpoint {
+                start_block: s.start_block.map_or(lo, |v| (v as u64).min(lo)),
+                indexed_block: s.indexed_block.map_or(hi, |v| (v as u64).max(hi)),
+                head_block: s.head_block.map_or(hi, |v| (v as u64).max(hi)),
+            },
+            None => Checkpoint {
+                start_block: lo,
+                indexed_block: hi,
+                head_block: hi,
+            },
         };
-        batch.checkpoint = Some(Checkpoint {
-            start_block: start,
-            indexed_block: indexed,
-            head_block: head,
+        // Leave the row alone when it already covers the range: re-importing changes nothing.
+        let unchanged = existing.is_some_and(|s| {
+            (s.start_block, s.indexed_block, s.head_block)
+                == (
+                    Some(cp.start_block as i64),
+                    Some(cp.indexed_block as i64),
+                    Some(cp.head_block as i64),
+                )
         });
+        if !unchanged {
+            batch.checkpoint = Some(cp);
+        }
     }
     report.blocks += batch.blocks.len() as u64;
     store::write_batch(db, chain, &batch).await?;
