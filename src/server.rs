@@ -99,6 +99,18 @@ async fn rest_auth(State(state): State<AppState>, mut req: Request, next: Next) 
     }
 }
 
+/// The deprecated v2 transfers route says so on every answer, auth failures included
+/// (RFC 9745; deprecated upstream on 2023-09-04).
+async fn deprecation(req: Request, next: Next) -> Response {
+    let deprecated = req.uri().path().ends_with("/erc20/transfers");
+    let mut resp = next.run(req).await;
+    if deprecated {
+        resp.headers_mut()
+            .insert("deprecation", crate::rest::transfers::DEPRECATED_SINCE);
+    }
+    resp
+}
+
 async fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
@@ -113,10 +125,12 @@ async fn healthz() -> &'static str {
 
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
-    let rest = crate::rest::router().layer(axum::middleware::from_fn_with_state(
-        state.clone(),
-        rest_auth,
-    ));
+    let rest = crate::rest::router()
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rest_auth,
+        ))
+        .layer(axum::middleware::from_fn(deprecation));
     Router::new()
         .nest("/api/v2", rest.clone())
         .nest("/api/v2.2", rest)

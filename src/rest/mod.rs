@@ -1,8 +1,47 @@
-//! REST v2 adapter (placeholder until filled in).
+//! REST v2: thin shims over the query service, drop-in compatible with the two Moralis Web3
+//! Data API v2 routes (see `docs/API.md`).
+//!
+//! - `GET /{address}/nft` ([`nft`]): the NFTs a wallet owns.
+//! - `GET /erc20/transfers` ([`transfers`]): ERC20 transfers; deprecated upstream, so every
+//!   answer carries a `Deprecation` header (RFC 9745), errors included.
+//!
+//! Each handler does the same three things: parse the raw query string into boundary types in
+//! one place ([`params`]), call the query service once for the page and once per kind of
+//! related data, and reshape the answer into the v2 envelope ([`envelope`]). Failures are one
+//! [`ApiError`] whose module states the error policy. `server.rs` nests this router under
+//! `/api/v2` and `/api/v2.2` behind API-key auth; unknown routes fall through to its JSON 404.
+
+pub mod envelope;
+pub mod error;
+pub mod metadata;
+pub mod nft;
+pub mod params;
+pub mod transfers;
+
+use axum::middleware::map_response;
+use axum::routing::get;
 use axum::Router;
 
 use crate::server::AppState;
 
+pub use error::ApiError;
+
+/// Any method but `GET` (and `HEAD`) on a known route: a JSON 405.
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}
+
+/// The REST v2 routes, relative to the version prefix.
 pub fn router() -> Router<AppState> {
     Router::new()
+        .route(
+            "/{address}/nft",
+            get(nft::wallet_nfts).fallback(method_not_allowed),
+        )
+        .route(
+            "/erc20/transfers",
+            get(transfers::erc20_transfers)
+                .fallback(method_not_allowed)
+                .layer(map_response(transfers::mark_deprecated)),
+        )
 }

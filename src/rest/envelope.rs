@@ -1,0 +1,82 @@
+//! The two v2 envelopes around a page of records, and helpers shared by the record shapes.
+//!
+//! Field order follows the Moralis answers. `page` and `page_size` are JSON numbers, as the
+//! reference bodies show; every other number inside a record is a JSON string.
+
+use serde::Serialize;
+
+use crate::query::Page;
+
+/// `GET /{address}/nft`: `{"status","total","page","page_size","cursor","result"}`.
+#[derive(Debug, Serialize)]
+pub struct NftEnvelope<R> {
+    /// `SYNCED` or `SYNCING`.
+    pub status: &'static str,
+    /// Number of matching records; `null` unless `disable_total=false`.
+    pub total: Option<u64>,
+    /// 1-based page number.
+    pub page: u64,
+    /// The page size asked for (`limit`).
+    pub page_size: u64,
+    /// Opens the next page; `null` on the last page.
+    pub cursor: Option<String>,
+    /// The records of this page.
+    pub result: Vec<R>,
+}
+
+impl<R> NftEnvelope<R> {
+    /// Wraps `result` with the paging facts of `page`.
+    pub fn new<T>(page: &Page<T>, result: Vec<R>) -> Self {
+        Self {
+            status: page.status.as_str(),
+            total: page.total,
+            page: page.page,
+            page_size: page.page_size,
+            cursor: page.next_cursor.clone(),
+            result,
+        }
+    }
+}
+
+/// `GET /erc20/transfers`: `{"page","page_size","cursor","result"}`.
+#[derive(Debug, Serialize)]
+pub struct TransferEnvelope<R> {
+    /// 1-based page number.
+    pub page: u64,
+    /// The page size asked for (`limit`).
+    pub page_size: u64,
+    /// Opens the next page; `null` on the last page.
+    pub cursor: Option<String>,
+    /// The records of this page.
+    pub result: Vec<R>,
+}
+
+impl<R> TransferEnvelope<R> {
+    /// Wraps `result` with the paging facts of `page`.
+    pub fn new<T>(page: &Page<T>, result: Vec<R>) -> Self {
+        Self {
+            page: page.page,
+            page_size: page.page_size,
+            cursor: page.next_cursor.clone(),
+            result,
+        }
+    }
+}
+
+/// A stored optional text as the API writes it: blank becomes `null`, never `""`.
+pub fn text(v: Option<&String>) -> Option<String> {
+    v.filter(|s| !s.trim().is_empty()).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_text_is_null() {
+        assert_eq!(text(None), None);
+        assert_eq!(text(Some(&String::new())), None);
+        assert_eq!(text(Some(&"  ".to_string())), None);
+        assert_eq!(text(Some(&"USDT".to_string())), Some("USDT".to_string()));
+    }
+}

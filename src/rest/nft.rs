@@ -1,0 +1,175 @@
+//! `GET /{address}/nft`: the NFTs a wallet owns, in the Moralis v2 shape.
+//!
+//! One page costs a constant number of statements: the page itself (with its count and status)
+//! from the query service, then one batch for the contracts and one for the token rows.
+
+use std::collections::{BTreeSet, HashMap};
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::Json;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::envelope::{text, NftEnvelope};
+use super::error::ApiError;
+use super::metadata::NormalizedMetadata;
+use super::params::NftParams;
+use crate::query::{ContractInfo, NftHolding, TokenInfo};
+use crate::server::AppState;
+use crate::types::{iso8601_ms, Address, Chain, TokenIdFormat, Uint256};
+
+/// One NFT held by the wallet, as Moralis writes it: numbers as strings, missing values `null`.
+#[derive(Debug, Serialize)]
+pub struct NftRecord {
+    /// Contract address, lowercase.
+    pub token_address: String,
+    /// Token id in the asked `format` (decimal, or `0x` hex).
+    pub token_id: String,
+    /// `ERC721` or `ERC1155`.
+    pub contract_type: String,
+    /// The owner, lowercase.
+    pub owner_of: String,
+    /// The block at which the owner acquired it.
+    pub block_number: String,
+    /// The block at which it was minted, when known.
+    pub block_number_minted: Option<String>,
+    /// Its token URI, when known.
+    pub token_uri: Option<String>,
+    /// Its metadata as a JSON-encoded string, or `null` when unknown or not JSON.
+    pub metadata: Option<String>,
+    /// The normalized metadata when `normalizeMetadata=true`, else `null`.
+    pub normalized_metadata: Option<NormalizedMetadata>,
+    /// Preview media. Always `null` for now: previews (`media_items=true`) arrive with the
+    /// preview pipeline of a later issue, and until then there is nothing to describe.
+    pub media: Option<Value>,
+    /// How many the owner holds (1 for ERC721).
+    pub amount: String,
+    /// Collection name, when known.
+    pub name: Option<String>,
+    /// Collection symbol, when known.
+    pub symbol: Option<String>,
+    /// A stable identifier of the token.
+    pub token_hash: String,
+    /// When the token URI was last read (ISO 8601, ms).
+    pub last_token_uri_sync: Option<String>,
+    /// When the metadata was last read (ISO 8601, ms).
+    pub last_metadata_sync: Option<String>,
+    /// Who minted it, when known.
+    pub minter_address: Option<String>,
+    /// Whether the collection is possibly spam.
+    pub possible_spam: bool,
+    /// Whether the collection is verified.
+    pub verified_collection: bool,
+}
+
+impl NftRecord {
+    /// Builds a record from a holding and its related rows.
+    fn new(
+        h: &NftHolding,
+        chain: Chain,
+        contract: Option<&ContractInfo>,
+        token: Option<&TokenInfo>,
+        params: &NftParams,
+    ) -> Self {
+        // `metadata` must be a JSON string or null (the JS SDK drops the page otherwise).
+        let parsed: Option<(String, Value)> = token
+            .and_then(|t| t.metadata.as_ref())
+            .and_then(|m| serde_json::from_str(m).ok().map(|v| (m.clone(), v)));
+        let normalized_metadata = params
+            .normalize_metadata
+            .then(|| NormalizedMetadata::from_json(parsed.as_ref().map(|(_, v)| v)));
+        // `media_items=true` is accepted, but there is no preview pipeline yet: `media` stays
+        // null until previews arrive with a later issue.
+        let media = None;
+        Self {
+            token_address: h.contract.to_string(),
+            token_id: match params.format {
+                TokenIdFormat::Decimal => h.token_id.to_decimal(),
+                TokenIdFormat::Hex => h.token_id.to_hex(),
+            },
+            contract_type: h.contract_type.clone(),
+            owner_of: h.owner.to_string(),
+            block_number: h.block_number.to_string(),
+            block_number_minted: token
+                .and_then(|t| t.block_number_minted)
+                .map(|b| b.to_string()),
+            token_uri: text(token.and_then(|t| t.token_uri.as_ref())),
+            metadata: parsed.map(|(raw, _)| raw),
+            normalized_metadata,
+            media,
+            amount: h.amount.to_decimal(),
+            name: text(contract.and_then(|c| c.name.as_ref())),
+            symbol: text(contract.and_then(|c| c.symbol.as_ref())),
+            token_hash: h.token_hash(chain),
+            last_token_uri_sync: token.and_then(|t| t.last_token_uri_sync).map(iso8601_ms),
+            last_metadata_sync: token.and_then(|t| t.last_metadata_sync).map(iso8601_ms),
+            minter_address: text(token.and_then(|t| t.minter_address.as_ref())),
+            possible_spam: contract.is_some_and(|c| c.possible_spam),
+            verified_collection: contract.is_some_and(|c| c.verified),
+        }
+    }
+}
+
+/// A path segment axum could not decode (not UTF-8 after percent-decoding).
+pub(super) fn path_rejection(param: &'static str, r: PathRejection) -> ApiError {
+    match r {
+        PathRejection::FailedToDeserializePathParams(_) => {
+            ApiError::bad(param, "is not valid percent-encoded UTF-8")
+        }
+        other => ApiError::Internal {
+            context: "path extraction",
+            detail: other.body_text(),
+        },
+    }
+}
+
+/// The handler of `GET /{address}/nft`.
+pub(super) async fn wallet_nfts(
+    State(state): State<AppState>,
+    address: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<NftEnvelope<NftRecord>>, ApiError> {
+    let Path(address) = address.map_err(|r| path_rejection("address", r))?;
+    let params = NftParams::parse(&address, raw.as_deref())?;
+    let service = &state.service;
+    let chain = params.query.chain;
+    let page = service
+        .nfts_by_wallet(&params.query, params.cursor.as_deref())
+        .await
+        .map_err(|e| ApiError::from_query("nfts_by_wallet", e))?;
+
+    let addrs: Vec<Address> = page
+        .edges
+        .iter()
+        .map(|e| e.node.contract)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let keys: Vec<(Address, Uint256)> = page
+        .edges
+        .iter()
+        .map(|e| (e.node.contract, e.node.token_id))
+        .collect();
+    let (contracts, tokens): (HashMap<_, _>, HashMap<_, _>) = tokio::try_join!(
+        service.contracts(chain, &addrs),
+        service.tokens(chain, &keys)
+    )
+    .map_err(|e| ApiError::from_query("nft related data", e))?;
+
+    let result = page
+        .edges
+        .iter()
+        .map(|e| {
+            let h = &e.node;
+            NftRecord::new(
+                h,
+                chain,
+                contracts.get(&h.contract),
+                tokens.get(&(h.contract, h.token_id)),
+                &params,
+            )
+        })
+        .collect();
+    Ok(Json(NftEnvelope::new(&page, result)))
+}

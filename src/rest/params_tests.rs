@@ -1,0 +1,189 @@
+//! Unit tests of the query-string parser: every encoding, every default, every bad input.
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+const WALLET: &str = "0x430d5dde0cd48989737a95b4c46e1801a9a08531";
+const A: &str = "0xdac17f958d2ee523a2206206994597c13d831ec7";
+const B: &str = "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2";
+
+fn msg(r: Result<impl std::fmt::Debug, ApiError>) -> String {
+    match r {
+        Ok(v) => panic!("expected an error, got {v:?}"),
+        Err(e) => {
+            assert_eq!(e.status(), axum::http::StatusCode::BAD_REQUEST);
+            e.message()
+        }
+    }
+}
+
+#[test]
+fn array_suffixes_are_stripped() {
+    assert_eq!(base_name("a"), "a");
+    assert_eq!(base_name("a[]"), "a");
+    assert_eq!(base_name("a[0]"), "a");
+    assert_eq!(base_name("a[12]"), "a");
+    assert_eq!(base_name("a[x]"), "a[x]");
+    assert_eq!(base_name("[]"), "[]");
+    assert_eq!(base_name("a]"), "a]");
+}
+
+#[test]
+fn every_array_encoding_gives_the_same_list() {
+    let expected = AddressList::parse(&[A, B]).unwrap();
+    for q in [
+        format!("contract_addresses={A}&contract_addresses={B}"),
+        format!("contract_addresses[]={A}&contract_addresses[]={B}"),
+        format!("contract_addresses%5B%5D={A}&contract_addresses%5B%5D={B}"),
+        format!("contract_addresses[0]={A}&contract_addresses[1]={B}"),
+        format!("contract_addresses%5B1%5D={B}&contract_addresses%5B0%5D={A}"),
+        format!("contract_addresses={A},{B}"),
+        format!("contract_addresses={A}%2C%20{B}"),
+        format!("contract_addresses={B}&contract_addresses[]={A}"),
+    ] {
+        let p = TransferParams::parse(Some(&q)).unwrap();
+        assert_eq!(p.query.contracts, expected, "{q}");
+    }
+    let one = TransferParams::parse(Some(&format!("wallet_addresses={A}"))).unwrap();
+    assert_eq!(one.query.wallets, AddressList::parse(&[A]).unwrap());
+}
+
+#[test]
+fn nft_defaults() {
+    let p = NftParams::parse(WALLET, None).unwrap();
+    assert_eq!(p.query.chain, Chain::ETH);
+    assert_eq!(p.query.owner.to_string(), WALLET);
+    assert_eq!(p.query.page_size.get(), 100);
+    assert!(!p.query.with_total);
+    assert!(!p.query.exclude_spam);
+    assert!(p.query.token_addresses.is_empty());
+    assert_eq!(p.format, TokenIdFormat::Decimal);
+    assert!(!p.normalize_metadata);
+    assert!(!p.media_items);
+    assert_eq!(p.cursor, None);
+}
+
+#[test]
+fn nft_everything_given() {
+    let q = format!(
+        "chain=0x89&format=hex&limit=5&disable_total=false&exclude_spam=TRUE\
+         &token_addresses[]={A}&cursor=abc.def&normalizeMetadata=true&media_items=true&foo=bar"
+    );
+    let p = NftParams::parse(&WALLET.to_uppercase().replace("0X", "0x"), Some(&q)).unwrap();
+    assert_eq!(p.query.chain.name(), "polygon");
+    assert_eq!(p.query.owner.to_string(), WALLET);
+    assert_eq!(p.format, TokenIdFormat::Hex);
+    assert_eq!(p.query.page_size.get(), 5);
+    assert!(p.query.with_total);
+    assert!(p.query.exclude_spam);
+    assert_eq!(p.query.token_addresses.db_strings(), vec![A.to_string()]);
+    assert_eq!(p.cursor.as_deref(), Some("abc.def"));
+    assert!(p.normalize_metadata);
+    assert!(p.media_items);
+}
+
+#[test]
+fn empty_values_mean_absent() {
+    let p = NftParams::parse(WALLET, Some("limit=&chain=&cursor=&token_addresses=")).unwrap();
+    assert_eq!(p, NftParams::parse(WALLET, None).unwrap());
+    let p = TransferParams::parse(Some("chain=bsc+testnet")).unwrap();
+    assert_eq!(p.query.chain.id(), 0x61);
+}
+
+#[test]
+fn transfer_defaults_and_blocks() {
+    let p = TransferParams::parse(None).unwrap();
+    assert_eq!(p.query.chain, Chain::ETH);
+    assert_eq!(p.query.page_size.get(), 100);
+    assert_eq!(p.query.blocks, BlockRange::default());
+    let p = TransferParams::parse(Some("from_block=10&to_block=10")).unwrap();
+    assert_eq!(p.query.blocks.from, Some(BlockNumber(10)));
+    assert_eq!(p.query.blocks.to, Some(BlockNumber(10)));
+}
+
+#[test]
+fn bad_inputs_name_the_parameter_and_the_rule() {
+    let cases: &[(&str, &str)] = &[
+        ("chain=solana", "chain: unknown chain 'solana'"),
+        ("limit=0", "limit: 0 is out of range; expected 1 to 100"),
+        ("limit=101", "limit: 101 is out of range; expected 1 to 100"),
+        ("limit=ten", "limit: 'ten' is not an integer"),
+        (
+            "limit=1&limit=2",
+            "limit: given 2 times; expected a single value",
+        ),
+        ("format=octal", "format: 'octal' is not a format"),
+        ("exclude_spam=yes", "exclude_spam: 'yes' is not a boolean"),
+        ("disable_total=1", "disable_total: '1' is not a boolean"),
+        (
+            "normalizeMetadata=no",
+            "normalizeMetadata: 'no' is not a boolean",
+        ),
+        ("media_items=on", "media_items: 'on' is not a boolean"),
+        (
+            "token_addresses=0x12",
+            "token_addresses: '0x12' is not an address",
+        ),
+        ("cursor=a&cursor=b", "cursor: given 2 times"),
+    ];
+    for (q, want) in cases {
+        let m = msg(NftParams::parse(WALLET, Some(q)));
+        assert!(m.starts_with(want), "{q}: {m}");
+    }
+    let m = msg(NftParams::parse("vitalik.eth", None));
+    assert!(
+        m.starts_with("address: 'vitalik.eth' is not an address"),
+        "{m}"
+    );
+    let long = format!("cursor={}", "a".repeat(5000));
+    assert_eq!(
+        msg(NftParams::parse(WALLET, Some(&long))),
+        "cursor: is malformed or has been tampered with"
+    );
+}
+
+#[test]
+fn bad_transfer_inputs() {
+    let many: Vec<String> = (0..101)
+        .map(|i| format!("wallet_addresses[]=0x{i:040x}"))
+        .collect();
+    let cases: Vec<(String, &str)> = vec![
+        ("from_block=-1".into(), "from_block: '-1' is negative"),
+        (
+            "to_block=1.5".into(),
+            "to_block: '1.5' is not a block number",
+        ),
+        (
+            "from_block=9&to_block=3".into(),
+            "from_block: 9 is greater than to_block 3",
+        ),
+        (
+            many.join("&"),
+            "wallet_addresses: 101 entries given; at most 100",
+        ),
+        (
+            "exclude_wallets=0xzz".into(),
+            "exclude_wallets: '0xzz' is not an address",
+        ),
+        (
+            "exclude_contracts=1".into(),
+            "exclude_contracts: '1' is not an address",
+        ),
+        (
+            "contract_addresses=x,y".into(),
+            "contract_addresses: 'x' is not an address",
+        ),
+        ("limit=-5".into(), "limit: -5 is out of range"),
+    ];
+    for (q, want) in cases {
+        let m = msg(TransferParams::parse(Some(&q)));
+        assert!(m.starts_with(want), "{q}: {m}");
+    }
+}
+
+#[test]
+fn a_hundred_addresses_are_fine() {
+    let hundred: Vec<String> = (0..100).map(|i| format!("0x{i:040x}")).collect();
+    let q = format!("contract_addresses={}", hundred.join(","));
+    assert!(TransferParams::parse(Some(&q)).is_ok());
+}
