@@ -216,12 +216,12 @@ pub async fn import_lines(
         let cp = match &existing {
             Some(s) => Checkpoint {
                 start_block: s.start_block.map_or(lo, |v| (v as u64).min(lo)),
-                indexed_block: s.indexed_block.map_or(hi, |v| (v as u64).max(hi)),
+                indexed_block: Some(s.indexed_block.map_or(hi, |v| v.max(hi as i64) as u64)),
                 head_block: s.head_block.map_or(hi, |v| (v as u64).max(hi)),
             },
             None => Checkpoint {
                 start_block: lo,
-                indexed_block: hi,
+                indexed_block: Some(hi),
                 head_block: hi,
             },
         };
@@ -230,7 +230,7 @@ pub async fn import_lines(
             (s.start_block, s.indexed_block, s.head_block)
                 == (
                     Some(cp.start_block as i64),
-                    Some(cp.indexed_block as i64),
+                    cp.indexed_block.map(|b| b as i64),
                     Some(cp.head_block as i64),
                 )
         });

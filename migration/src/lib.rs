@@ -15,6 +15,7 @@
 pub use sea_orm_migration::prelude::*;
 
 mod m20261121_000001_create_tables;
+mod m20261121_000002_contract_metadata_fetch;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -22,6 +23,9 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261121_000001_create_tables::Migration)]
+        vec![
+            Box::new(m20261121_000001_create_tables::Migration),
+            Box::new(m20261121_000002_contract_metadata_fetch::Migration),
+        ]
     }
 }

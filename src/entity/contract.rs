@@ -16,6 +16,8 @@ pub struct Model {
     pub logo: Option<String>,
     pub possible_spam: bool,
     pub verified: bool,
+    /// When the indexer read name/symbol/decimals by `eth_call` (Unix ms).
+    pub metadata_fetched_at: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -101,6 +101,24 @@ pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
             }));
         }
 
+        // Tokens with no transfers left (all rolled back) lose their token row too.
+        let gone: Vec<(String, String)> = round
+            .iter()
+            .filter(|k| !per_token.contains_key(*k))
+            .cloned()
+            .collect();
+        if !gone.is_empty() {
+            nft_token::Entity::delete_many()
+                .filter(token_condition(
+                    cid,
+                    &gone,
+                    nft_token::Column::ContractAddress,
+                    nft_token::Column::TokenId,
+                    nft_token::Column::ChainId,
+                ))
+                .exec(db)
+                .await?;
+        }
         nft_holding::Entity::delete_many()
             .filter(token_condition(
                 cid,

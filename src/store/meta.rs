@@ -39,6 +39,7 @@ pub async fn upsert_contract_meta<C: ConnectionTrait>(
                 logo: m.logo.clone(),
                 possible_spam: false,
                 verified: false,
+                metadata_fetched_at: None,
             }
             .into()
         })
@@ -114,6 +115,7 @@ pub async fn set_flags<C: ConnectionTrait>(
         logo: None,
         possible_spam,
         verified,
+        metadata_fetched_at: None,
     }
     .into();
     contract::Entity::insert(row)

@@ -9,6 +9,7 @@
 
 mod derive;
 pub mod meta;
+pub mod rollback;
 pub mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,8 +41,11 @@ pub struct BlockHeader {
 /// Where a chain's indexing stands, written with the batch that advanced it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Checkpoint {
+    /// First block the live indexer covers.
     pub start_block: u64,
-    pub indexed_block: u64,
+    /// Last block fully stored; `None` before the first one.
+    pub indexed_block: Option<u64>,
+    /// Chain head last seen.
     pub head_block: u64,
 }
 
@@ -52,6 +56,8 @@ pub struct Batch {
     pub erc20: Vec<Erc20Move>,
     pub nft: Vec<NftMove>,
     pub checkpoint: Option<Checkpoint>,
+    /// A collection backfill's progress: its history is stored through this block.
+    pub collection_progress: Option<(crate::types::Address, u64)>,
 }
 
 /// Errors of the write path.
@@ -211,6 +217,22 @@ pub async fn write_batch(
     if let Some(cp) = batch.checkpoint {
         set_checkpoint(&txn, chain, cp).await?;
     }
+    if let Some((address, through)) = batch.collection_progress {
+        use crate::entity::collection_sync;
+        collection_sync::Entity::update_many()
+            .col_expr(
+                collection_sync::Column::SyncedToBlock,
+                sea_orm::sea_query::Expr::value(through as i64),
+            )
+            .col_expr(
+                collection_sync::Column::UpdatedAt,
+                sea_orm::sea_query::Expr::value(now_ms()),
+            )
+            .filter(collection_sync::Column::ChainId.eq(cid))
+            .filter(collection_sync::Column::ContractAddress.eq(address.to_string()))
+            .exec(&txn)
+            .await?;
+    }
     txn.commit().await?;
     Ok(())
 }
@@ -234,6 +256,7 @@ async fn record_contracts<C: ConnectionTrait>(
                 logo: None,
                 possible_spam: false,
                 verified: false,
+                metadata_fetched_at: None,
             }
             .into()
         })
@@ -268,6 +291,24 @@ async fn record_contracts<C: ConnectionTrait>(
     Ok(())
 }
 
+/// Records the chain head last seen (for the lag in SYNCED/SYNCING), when it changed.
+pub async fn set_head<C: ConnectionTrait>(db: &C, chain: Chain, head: u64) -> Result<(), DbErr> {
+    chain_state::Entity::update_many()
+        .col_expr(
+            chain_state::Column::HeadBlock,
+            sea_orm::sea_query::Expr::value(head as i64),
+        )
+        .col_expr(
+            chain_state::Column::UpdatedAt,
+            sea_orm::sea_query::Expr::value(now_ms()),
+        )
+        .filter(chain_state::Column::ChainId.eq(chain.db_id()))
+        .filter(chain_state::Column::HeadBlock.ne(head as i64))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// Upserts a chain's checkpoint.
 pub async fn set_checkpoint<C: ConnectionTrait>(
     db: &C,
@@ -277,7 +318,7 @@ pub async fn set_checkpoint<C: ConnectionTrait>(
     let row: chain_state::ActiveModel = chain_state::Model {
         chain_id: chain.db_id(),
         start_block: Some(cp.start_block as i64),
-        indexed_block: Some(cp.indexed_block as i64),
+        indexed_block: cp.indexed_block.map(|b| b as i64),
         head_block: Some(cp.head_block as i64),
         updated_at: now_ms(),
     }

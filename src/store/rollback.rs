@@ -1,0 +1,73 @@
+//! Reorg rollback: removes everything derived from blocks above a fork point, in one
+//! transaction with the checkpoint.
+
+use std::collections::BTreeSet;
+
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, TransactionTrait,
+};
+
+use super::{derive, set_checkpoint, Checkpoint};
+use crate::entity::{block, erc20_transfer, nft_transfer};
+use crate::types::Chain;
+
+/// What a rollback removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RollbackReport {
+    pub blocks: u64,
+    pub erc20_transfers: u64,
+    pub nft_transfers: u64,
+    pub tokens_recomputed: usize,
+}
+
+/// Deletes blocks, transfers and derived rows above `keep_through` (everything when `None`)
+/// and writes `checkpoint`, atomically. Holdings and token rows of every affected token are recomputed from the
+/// transfers that remain.
+pub async fn rollback_to(
+    db: &DatabaseConnection,
+    chain: Chain,
+    keep_through: Option<u64>,
+    checkpoint: Checkpoint,
+) -> Result<RollbackReport, DbErr> {
+    let cid = chain.db_id();
+    let fork = keep_through.map_or(-1, |b| b as i64);
+    let txn = db.begin().await?;
+    let touched: BTreeSet<(String, String)> = nft_transfer::Entity::find()
+        .select_only()
+        .column(nft_transfer::Column::ContractAddress)
+        .column(nft_transfer::Column::TokenId)
+        .filter(nft_transfer::Column::ChainId.eq(cid))
+        .filter(nft_transfer::Column::BlockNumber.gt(fork))
+        .into_tuple::<(String, String)>()
+        .all(&txn)
+        .await?
+        .into_iter()
+        .collect();
+    let nft = nft_transfer::Entity::delete_many()
+        .filter(nft_transfer::Column::ChainId.eq(cid))
+        .filter(nft_transfer::Column::BlockNumber.gt(fork))
+        .exec(&txn)
+        .await?
+        .rows_affected;
+    let erc20 = erc20_transfer::Entity::delete_many()
+        .filter(erc20_transfer::Column::ChainId.eq(cid))
+        .filter(erc20_transfer::Column::BlockNumber.gt(fork))
+        .exec(&txn)
+        .await?
+        .rows_affected;
+    let blocks = block::Entity::delete_many()
+        .filter(block::Column::ChainId.eq(cid))
+        .filter(block::Column::Number.gt(fork))
+        .exec(&txn)
+        .await?
+        .rows_affected;
+    derive::recompute_tokens(&txn, cid, &touched).await?;
+    set_checkpoint(&txn, chain, checkpoint).await?;
+    txn.commit().await?;
+    Ok(RollbackReport {
+        blocks,
+        erc20_transfers: erc20,
+        nft_transfers: nft,
+        tokens_recomputed: touched.len(),
+    })
+}
