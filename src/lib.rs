@@ -11,6 +11,8 @@
 //!   parsed into these once, at the edge.
 //! - [`decode`]: raw logs to typed transfer events — the one decoder.
 //! - [`store`]: the write path (batched, idempotent, one transaction per batch).
+//! - [`indexer`]: follows each configured chain over JSON-RPC, backfills collections on
+//!   demand, handles reorgs; writes through [`store`].
 //! - [`import`]: loads recorded logs, block headers and token lists through the write path.
 //! - [`entity`]: sea-orm models; internal, never API types.
 //! - [`query`]: the query service, the one implementation of both questions.
@@ -24,6 +26,7 @@ pub mod demo;
 pub mod entity;
 pub mod graphql;
 pub mod import;
+pub mod indexer;
 pub mod keys;
 pub mod query;
 pub mod rest;

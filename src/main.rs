@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use migration::MigratorTrait;
+use tokenql::indexer::cli::IndexerArgs;
 use tokenql::telemetry::{self, LogFormat};
 use tokenql::types::Chain;
 
@@ -57,7 +58,14 @@ enum Command {
         #[arg(long)]
         tokenlist: Option<PathBuf>,
     },
-    /// Serve the REST and GraphQL APIs.
+    /// Follow the configured chains (see --rpc) into the database.
+    Index {
+        #[command(flatten)]
+        indexer: IndexerArgs,
+    },
+    /// Show each chain's head, indexed block and lag, and the collections' sync states.
+    Status,
+    /// Serve the REST and GraphQL APIs (and follow chains when --rpc is given).
     Serve {
         /// Address to listen on.
         #[arg(long, env = "TOKENQL_BIND", default_value = "127.0.0.1:8080")]
@@ -75,6 +83,8 @@ enum Command {
         /// Database connection pool size.
         #[arg(long, env = "TOKENQL_DB_POOL", default_value_t = 16)]
         db_pool: u32,
+        #[command(flatten)]
+        indexer: IndexerArgs,
     },
 }
 
@@ -183,13 +193,30 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 out(format_args!("token list: {n} {chain} contracts updated"));
             }
         }
+        Command::Index { indexer } => {
+            let config = indexer.config().map_err(anyhow::Error::msg)?;
+            anyhow::ensure!(
+                !config.chains.is_empty(),
+                "no chain to follow: give --rpc CHAIN=URL or set TOKENQL_RPC_<CHAIN>"
+            );
+            let db = open_migrated(&cli.database_url, 8).await?;
+            tokenql::indexer::run(db, config, tokenql::server::shutdown_signal()).await?;
+        }
+        Command::Status => {
+            let db = open_migrated(&cli.database_url, 2).await?;
+            for line in tokenql::indexer::status::report(&db).await? {
+                out(line);
+            }
+        }
         Command::Serve {
             bind,
             demo,
             demo_db,
             max_lag_blocks,
             db_pool,
+            indexer,
         } => {
+            let indexer_config = indexer.config().map_err(anyhow::Error::msg)?;
             let url = if demo {
                 format!("sqlite://{}?mode=rwc", demo_db.display())
             } else {
@@ -228,7 +255,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(key) = demo_key {
                 print_demo(addr, &key);
             }
-            tokenql::run(listener, state, tokenql::server::shutdown_signal()).await?;
+            let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+            tokio::spawn(async move {
+                tokenql::server::shutdown_signal().await;
+                let _ = stop_tx.send(true);
+            });
+            let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+                let _ = rx.wait_for(|s| *s).await;
+            };
+            let indexer = (!indexer_config.chains.is_empty()).then(|| {
+                tokio::spawn(tokenql::indexer::run(
+                    state.db().clone(),
+                    indexer_config,
+                    stopped(stop_rx.clone()),
+                ))
+            });
+            tokenql::run(listener, state, stopped(stop_rx)).await?;
+            if let Some(task) = indexer {
+                task.await??;
+            }
         }
     }
     Ok(())

@@ -1,0 +1,96 @@
+//! Indexer settings from flags and environment variables (shared by `index` and `serve`).
+
+use std::time::Duration;
+
+use super::config::{parse_chain_value, ChainConfig, IndexerConfig};
+use crate::types::Chain;
+
+/// Indexer flags. Per-chain values also come from `TOKENQL_RPC_<CHAIN>` and
+/// `TOKENQL_START_BLOCK_<CHAIN>` (chain name upper-cased, spaces as `_`, e.g. `TOKENQL_RPC_ETH`,
+/// `TOKENQL_RPC_BSC_TESTNET`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct IndexerArgs {
+    /// A chain to follow and its JSON-RPC endpoint: CHAIN=URL (repeatable).
+    #[arg(long = "rpc", value_name = "CHAIN=URL")]
+    pub rpc: Vec<String>,
+    /// First block of a chain's live index: CHAIN=BLOCK (repeatable; default: its head when first
+    /// started — older history is fetched per collection on demand).
+    #[arg(long = "start-block", value_name = "CHAIN=BLOCK")]
+    pub start_block: Vec<String>,
+    /// Stay this many blocks behind the chain head.
+    #[arg(long, env = "TOKENQL_CONFIRMATIONS", default_value_t = 0)]
+    pub confirmations: u64,
+    /// Deepest reorg handled; a deeper one stops the chain loudly.
+    #[arg(long, env = "TOKENQL_MAX_REORG_DEPTH", default_value_t = 64)]
+    pub max_reorg_depth: u64,
+    /// Milliseconds between polls once caught up.
+    #[arg(long, env = "TOKENQL_POLL_INTERVAL_MS", default_value_t = 1000)]
+    pub poll_interval_ms: u64,
+    /// Largest eth_getLogs range, in blocks (it adapts below this on provider limits).
+    #[arg(long, env = "TOKENQL_MAX_LOG_RANGE", default_value_t = 10_000)]
+    pub max_log_range: u64,
+    /// Seconds before an RPC request times out.
+    #[arg(long, env = "TOKENQL_RPC_TIMEOUT_SECS", default_value_t = 30)]
+    pub rpc_timeout_secs: u64,
+}
+
+fn env_key(chain: Chain) -> String {
+    chain.name().to_ascii_uppercase().replace(' ', "_")
+}
+
+impl IndexerArgs {
+    /// The configuration, or a message naming the bad value.
+    pub fn config(&self) -> Result<IndexerConfig, String> {
+        let mut rpcs: Vec<(Chain, String)> = Vec::new();
+        for c in Chain::all() {
+            if let Ok(url) = std::env::var(format!("TOKENQL_RPC_{}", env_key(c))) {
+                if !url.trim().is_empty() {
+                    rpcs.push((c, url.trim().to_string()));
+                }
+            }
+        }
+        for s in &self.rpc {
+            let (c, url) = parse_chain_value(s).map_err(|e| format!("--rpc: {e}"))?;
+            rpcs.retain(|(x, _)| *x != c);
+            rpcs.push((c, url));
+        }
+        let mut starts: Vec<(Chain, u64)> = Vec::new();
+        for c in Chain::all() {
+            if let Ok(v) = std::env::var(format!("TOKENQL_START_BLOCK_{}", env_key(c))) {
+                let n = v.trim().parse().map_err(|_| {
+                    format!(
+                        "TOKENQL_START_BLOCK_{}: '{v}' is not a block number",
+                        env_key(c)
+                    )
+                })?;
+                starts.push((c, n));
+            }
+        }
+        for s in &self.start_block {
+            let (c, v) = parse_chain_value(s).map_err(|e| format!("--start-block: {e}"))?;
+            let n = v
+                .parse()
+                .map_err(|_| format!("--start-block: '{v}' is not a block number"))?;
+            starts.retain(|(x, _)| *x != c);
+            starts.push((c, n));
+        }
+        if self.max_log_range == 0 {
+            return Err("--max-log-range must be at least 1".into());
+        }
+        let chains = rpcs
+            .into_iter()
+            .map(|(chain, url)| {
+                let mut cfg = ChainConfig::new(chain, url);
+                cfg.start_block = starts.iter().find(|(c, _)| *c == chain).map(|(_, n)| *n);
+                cfg.confirmations = self.confirmations;
+                cfg.max_reorg_depth = self.max_reorg_depth;
+                cfg.poll_interval = Duration::from_millis(self.poll_interval_ms.max(10));
+                cfg.max_range = self.max_log_range;
+                cfg.initial_range = cfg.initial_range.min(self.max_log_range);
+                cfg.request_timeout = Duration::from_secs(self.rpc_timeout_secs.max(1));
+                cfg
+            })
+            .collect();
+        Ok(IndexerConfig { chains })
+    }
+}

@@ -1,0 +1,82 @@
+//! Indexer configuration: which chains, where their RPC endpoints are, from which block.
+
+use std::time::Duration;
+
+use crate::types::Chain;
+
+use super::retry::RetryPolicy;
+
+/// One chain to follow.
+#[derive(Debug, Clone)]
+pub struct ChainConfig {
+    pub chain: Chain,
+    pub rpc_url: String,
+    /// First block of the live index; `None`: the chain head when first started (older history
+    /// is fetched per collection on demand).
+    pub start_block: Option<u64>,
+    /// Stay this many blocks behind the head.
+    pub confirmations: u64,
+    /// Deepest reorg handled; a deeper one stops the chain.
+    pub max_reorg_depth: u64,
+    /// Pause between polls once caught up.
+    pub poll_interval: Duration,
+    /// Initial and largest `eth_getLogs` range, in blocks.
+    pub initial_range: u64,
+    pub max_range: u64,
+    /// Per-request timeout.
+    pub request_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl ChainConfig {
+    /// Defaults for a chain at `rpc_url`.
+    pub fn new(chain: Chain, rpc_url: impl Into<String>) -> Self {
+        Self {
+            chain,
+            rpc_url: rpc_url.into(),
+            start_block: None,
+            confirmations: 0,
+            max_reorg_depth: 64,
+            poll_interval: Duration::from_millis(1000),
+            initial_range: 500,
+            max_range: 10_000,
+            request_timeout: Duration::from_secs(30),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// All chains to follow.
+#[derive(Debug, Clone, Default)]
+pub struct IndexerConfig {
+    pub chains: Vec<ChainConfig>,
+}
+
+/// Parses `CHAIN=VALUE` (e.g. `eth=http://127.0.0.1:8545`, `0x1=17000000`).
+pub fn parse_chain_value(s: &str) -> Result<(Chain, String), String> {
+    let (c, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not CHAIN=VALUE (e.g. eth=http://127.0.0.1:8545)"))?;
+    let chain = Chain::parse(c).map_err(|e| e.0)?;
+    if v.trim().is_empty() {
+        return Err(format!("'{s}' has an empty value"));
+    }
+    Ok((chain, v.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_values() {
+        assert_eq!(
+            parse_chain_value("eth=http://x").unwrap(),
+            (Chain::ETH, "http://x".into())
+        );
+        assert_eq!(parse_chain_value("0x89=5").unwrap().0.name(), "polygon");
+        assert!(parse_chain_value("eth").is_err());
+        assert!(parse_chain_value("nope=1").is_err());
+        assert!(parse_chain_value("eth=").is_err());
+    }
+}

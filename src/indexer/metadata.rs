@@ -1,0 +1,235 @@
+//! Contract and token metadata by `eth_call`, off the ingest path.
+//!
+//! Contracts: `name()`, `symbol()`, `decimals()` — tolerant of reverts, missing functions and
+//! `bytes32` return values (old tokens such as MKR). Values already known (e.g. from a token
+//! list) are kept. Tokens: `tokenURI(id)` (ERC721) or `uri(id)` (ERC1155). Each contract and
+//! token is read once; a transient RPC failure leaves it for a later round.
+
+use std::time::Duration;
+
+use alloy::primitives::U256;
+use alloy::sol;
+use alloy::sol_types::SolCall;
+use futures_util::future::join_all;
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect};
+use tokio::sync::watch;
+
+use super::follower::pause;
+use super::rpc::{Rpc, RpcFailure};
+use crate::entity::{contract, nft_token};
+use crate::store::now_ms;
+use crate::types::{Address, Chain, Uint256};
+
+sol! {
+    function name() returns (string);
+    function symbol() returns (string);
+    function decimals() returns (uint8);
+    function tokenURI(uint256 id) returns (string);
+    function uri(uint256 id) returns (string);
+}
+
+/// Contracts or tokens read per round.
+const ROUND: u64 = 32;
+/// Calls in flight at once.
+const CONCURRENCY: usize = 8;
+
+/// Runs the metadata worker of one chain until stopped.
+pub async fn run(db: DatabaseConnection, chain: Chain, rpc: Rpc, mut stop: watch::Receiver<bool>) {
+    loop {
+        let did = async {
+            let a = contracts_round(&db, chain, &rpc).await?;
+            let b = tokens_round(&db, chain, &rpc).await?;
+            Ok::<_, Failure>(a + b)
+        }
+        .await;
+        let wait = match did {
+            Ok(0) => Duration::from_millis(500),
+            Ok(_) => Duration::ZERO,
+            Err(e) => {
+                tracing::debug!(%chain, error = %e, "metadata round failed; will retry");
+                Duration::from_secs(2)
+            }
+        };
+        if pause(&mut stop, wait).await {
+            return;
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error(transparent)]
+    Db(#[from] DbErr),
+    #[error(transparent)]
+    Rpc(#[from] RpcFailure),
+}
+
+/// Decodes a `string` return value, or a `bytes32` one (trailing zeros trimmed).
+pub fn decode_text(ret: &[u8]) -> Option<String> {
+    let s = if ret.len() == 32 {
+        let end = ret.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+        String::from_utf8_lossy(&ret[..end]).into_owned()
+    } else {
+        let word = |i: usize| -> Option<usize> {
+            let w = ret.get(i..i + 32)?;
+            if w[..24].iter().any(|b| *b != 0) {
+                return None;
+            }
+            Some(u64::from_be_bytes(w[24..].try_into().ok()?) as usize)
+        };
+        let off = word(0)?;
+        let len = word(off)?;
+        let bytes = ret.get(off + 32..off.checked_add(32)?.checked_add(len)?)?;
+        String::from_utf8_lossy(bytes).into_owned()
+    };
+    let s = s.trim_matches(char::from(0)).trim().to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+fn decode_u8(ret: &[u8]) -> Option<u8> {
+    if ret.len() < 32 || ret[..31].iter().any(|b| *b != 0) {
+        return None;
+    }
+    Some(ret[31])
+}
+
+async fn contracts_round(
+    db: &DatabaseConnection,
+    chain: Chain,
+    rpc: &Rpc,
+) -> Result<usize, Failure> {
+    let rows = contract::Entity::find()
+        .filter(contract::Column::ChainId.eq(chain.db_id()))
+        .filter(contract::Column::MetadataFetchedAt.is_null())
+        .filter(contract::Column::Standard.is_not_null())
+        .limit(ROUND)
+        .all(db)
+        .await?;
+    let n = rows.len();
+    for chunk in rows.chunks(CONCURRENCY) {
+        let reads = join_all(chunk.iter().map(|r| read_contract(rpc, r))).await;
+        for (row, read) in chunk.iter().zip(reads) {
+            let (name, symbol, decimals) = read?;
+            contract::Entity::update_many()
+                .col_expr(
+                    contract::Column::Name,
+                    Expr::value(row.name.clone().or(name)),
+                )
+                .col_expr(
+                    contract::Column::Symbol,
+                    Expr::value(row.symbol.clone().or(symbol)),
+                )
+                .col_expr(
+                    contract::Column::Decimals,
+                    Expr::value(row.decimals.or(decimals.map(i32::from))),
+                )
+                .col_expr(contract::Column::MetadataFetchedAt, Expr::value(now_ms()))
+                .filter(contract::Column::ChainId.eq(row.chain_id))
+                .filter(contract::Column::Address.eq(row.address.clone()))
+                .exec(db)
+                .await?;
+        }
+    }
+    Ok(n)
+}
+
+async fn read_contract(
+    rpc: &Rpc,
+    row: &contract::Model,
+) -> Result<(Option<String>, Option<String>, Option<u8>), RpcFailure> {
+    let Ok(address) = Address::parse(&row.address) else {
+        return Ok((None, None, None));
+    };
+    let name = rpc
+        .eth_call(address, &nameCall {}.abi_encode())
+        .await?
+        .and_then(|r| decode_text(&r));
+    let symbol = rpc
+        .eth_call(address, &symbolCall {}.abi_encode())
+        .await?
+        .and_then(|r| decode_text(&r));
+    let decimals = if row.standard.as_deref() == Some("ERC20") {
+        rpc.eth_call(address, &decimalsCall {}.abi_encode())
+            .await?
+            .and_then(|r| decode_u8(&r))
+    } else {
+        None
+    };
+    Ok((name, symbol, decimals))
+}
+
+async fn tokens_round(db: &DatabaseConnection, chain: Chain, rpc: &Rpc) -> Result<usize, Failure> {
+    let rows = nft_token::Entity::find()
+        .filter(nft_token::Column::ChainId.eq(chain.db_id()))
+        .filter(nft_token::Column::LastTokenUriSync.is_null())
+        .limit(ROUND)
+        .all(db)
+        .await?;
+    let n = rows.len();
+    for chunk in rows.chunks(CONCURRENCY) {
+        let reads = join_all(chunk.iter().map(|r| read_token_uri(rpc, r))).await;
+        for (row, read) in chunk.iter().zip(reads) {
+            let uri = read?;
+            nft_token::Entity::update_many()
+                .col_expr(
+                    nft_token::Column::TokenUri,
+                    Expr::value(row.token_uri.clone().or(uri)),
+                )
+                .col_expr(nft_token::Column::LastTokenUriSync, Expr::value(now_ms()))
+                .filter(nft_token::Column::ChainId.eq(row.chain_id))
+                .filter(nft_token::Column::ContractAddress.eq(row.contract_address.clone()))
+                .filter(nft_token::Column::TokenId.eq(row.token_id.clone()))
+                .exec(db)
+                .await?;
+        }
+    }
+    Ok(n)
+}
+
+async fn read_token_uri(rpc: &Rpc, row: &nft_token::Model) -> Result<Option<String>, RpcFailure> {
+    let (Ok(address), Ok(id)) = (
+        Address::parse(&row.contract_address),
+        Uint256::from_db(&row.token_id),
+    ) else {
+        return Ok(None);
+    };
+    let id: U256 = id.0;
+    let data = if row.contract_type == "ERC1155" {
+        uriCall { id }.abi_encode()
+    } else {
+        tokenURICall { id }.abi_encode()
+    };
+    Ok(rpc
+        .eth_call(address, &data)
+        .await?
+        .and_then(|r| decode_text(&r)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_and_bytes32() {
+        let mut b32 = [0u8; 32];
+        b32[..5].copy_from_slice(b"Maker");
+        assert_eq!(decode_text(&b32).as_deref(), Some("Maker"));
+        let enc = alloy::sol_types::SolValue::abi_encode_params(&("Tether USD".to_string(),));
+        assert_eq!(decode_text(&enc).as_deref(), Some("Tether USD"));
+        assert_eq!(decode_text(&[0u8; 32]), None);
+        assert_eq!(decode_text(&[1, 2, 3]), None);
+        let mut bad = enc.clone();
+        bad[31] = 0xff; // offset out of range
+        assert_eq!(decode_text(&bad), None);
+    }
+
+    #[test]
+    fn decimals() {
+        let mut w = [0u8; 32];
+        w[31] = 18;
+        assert_eq!(decode_u8(&w), Some(18));
+        w[0] = 1;
+        assert_eq!(decode_u8(&w), None);
+    }
+}

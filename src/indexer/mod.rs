@@ -1,0 +1,80 @@
+//! The indexer: follows each configured chain over JSON-RPC into the store.
+//!
+//! Per chain, three tasks share one [`rpc::Rpc`]:
+//! - the [`follower`] walks blocks from the start block to the head (minus the confirmation
+//!   depth) with adaptive `eth_getLogs` ranges, writes each range through [`crate::store`] in one
+//!   transaction with the checkpoint, and detects reorgs by block hashes ([`reorg`]);
+//! - the [`backfill`] worker fetches, per collection and on demand, the history before the
+//!   start block;
+//! - the [`metadata`] worker reads contract names, symbols, decimals and standards by
+//!   `eth_call`, off the ingest path.
+//!
+//! Failures are explicit: transient RPC errors retry with backoff under a budget and the chain
+//! pauses and resumes; a database outage pauses ingest until it returns; a chain-id mismatch or
+//! a reorg deeper than the configured maximum stops that chain loudly.
+
+pub mod backfill;
+pub mod cli;
+pub mod config;
+pub mod follower;
+pub mod metadata;
+pub mod progress;
+pub mod range;
+pub mod reorg;
+pub mod retry;
+pub mod rpc;
+pub mod status;
+
+pub use config::{ChainConfig, IndexerConfig};
+
+use std::future::Future;
+
+use sea_orm::DatabaseConnection;
+
+/// Why a chain stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexerError {
+    #[error("chain {chain}: the RPC endpoint serves chain id {actual}, not {expected}")]
+    WrongChain {
+        chain: String,
+        expected: u64,
+        actual: u64,
+    },
+    #[error("chain {chain}: reorg deeper than {max} blocks below block {at}; stopping rather than corrupting data")]
+    DeepReorg { chain: String, max: u64, at: u64 },
+    #[error("chain {chain}: {message}")]
+    Rpc { chain: String, message: String },
+}
+
+/// Runs every configured chain until `shutdown` completes or a chain fails permanently.
+pub async fn run(
+    db: DatabaseConnection,
+    config: IndexerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), IndexerError> {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let mut tasks = tokio::task::JoinSet::new();
+    for chain in config.chains {
+        let db = db.clone();
+        let stop = stop_rx.clone();
+        tasks.spawn(async move { follower::run_chain(db, chain, stop).await });
+    }
+    let mut first_error = None;
+    while let Some(r) = tasks.join_next().await {
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "chain stopped");
+                first_error.get_or_insert(e);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "chain task panicked");
+            }
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}

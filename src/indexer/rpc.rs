@@ -1,0 +1,286 @@
+//! The JSON-RPC client of one chain (alloy's `RpcClient` over HTTP), with failures classified
+//! and transient ones retried under a budget.
+//!
+//! | failure | class |
+//! |---|---|
+//! | timeout, connection refused/reset, HTTP 408/429/5xx, malformed or empty response, "rate limit" errors | [`RpcFailure::Transient`]: retried with backoff, then reported |
+//! | "more than N results", "range too large", HTTP 413, response-size errors | [`RpcFailure::TooLarge`]: the caller asks for a smaller range |
+//! | anything else (bad params, method missing, execution reverted) | [`RpcFailure::Permanent`] |
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use alloy::rpc::client::{ClientBuilder, RpcClient};
+use alloy::transports::{RpcError, TransportErrorKind};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::range::{is_range_error, suggested_span};
+use super::retry::{jitter, RetryPolicy};
+use crate::decode::{self, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
+use crate::store::BlockHeader;
+use crate::types::Address;
+
+/// A classified RPC failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RpcFailure {
+    #[error("transient RPC failure: {0}")]
+    Transient(String),
+    #[error("the provider refused the range as too large: {message}")]
+    TooLarge {
+        message: String,
+        suggested: Option<u64>,
+    },
+    #[error("RPC error: {0}")]
+    Permanent(String),
+}
+
+/// One chain's RPC endpoint.
+#[derive(Debug, Clone)]
+pub struct Rpc {
+    client: RpcClient,
+    policy: RetryPolicy,
+    endpoint: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RpcBlock {
+    number: String,
+    hash: String,
+    parent_hash: String,
+    timestamp: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LogFilter {
+    from_block: String,
+    to_block: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<String>,
+    topics: Vec<Vec<String>>,
+}
+
+fn classify(e: RpcError<TransportErrorKind>) -> RpcFailure {
+    match e {
+        RpcError::ErrorResp(p) => {
+            let m = format!("{} (code {})", p.message, p.code);
+            let lower = p.message.to_ascii_lowercase();
+            if lower.contains("rate limit") || lower.contains("too many requests") || p.code == 429
+            {
+                RpcFailure::Transient(m)
+            } else if is_range_error(&p.message) || p.code == -32005 {
+                RpcFailure::TooLarge {
+                    suggested: suggested_span(&p.message),
+                    message: m,
+                }
+            } else {
+                RpcFailure::Permanent(m)
+            }
+        }
+        RpcError::Transport(TransportErrorKind::HttpError(h)) => match h.status {
+            413 => RpcFailure::TooLarge {
+                message: format!("HTTP {}", h.status),
+                suggested: None,
+            },
+            408 | 425 | 429 | 500..=599 => RpcFailure::Transient(format!("HTTP {}", h.status)),
+            s => RpcFailure::Permanent(format!("HTTP {s}: {}", truncate(&h.body))),
+        },
+        RpcError::Transport(k) => RpcFailure::Transient(k.to_string()),
+        RpcError::DeserError { err, text } => {
+            RpcFailure::Transient(format!("malformed response ({err}): {}", truncate(&text)))
+        }
+        RpcError::NullResp => RpcFailure::Transient("empty response".into()),
+        other => RpcFailure::Permanent(other.to_string()),
+    }
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(200).collect()
+}
+
+fn hex(n: u64) -> String {
+    format!("{n:#x}")
+}
+
+impl Rpc {
+    /// A client for `url` with a per-request timeout.
+    pub fn new(url: &str, timeout: Duration, policy: RetryPolicy) -> Result<Self, RpcFailure> {
+        let parsed: alloy::transports::http::reqwest::Url = url
+            .parse()
+            .map_err(|e| RpcFailure::Permanent(format!("bad RPC URL '{url}': {e}")))?;
+        let http = alloy::transports::http::reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| RpcFailure::Permanent(format!("HTTP client: {e}")))?;
+        let transport = alloy::transports::http::Http::with_client(http, parsed);
+        let client = ClientBuilder::default().transport(transport, true);
+        Ok(Self {
+            client,
+            policy,
+            endpoint: url.to_string(),
+        })
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// One attempt, classified.
+    async fn once<R: DeserializeOwned + std::fmt::Debug + Send + Sync + Unpin + 'static>(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<R, RpcFailure> {
+        self.client.request(method, params).await.map_err(classify)
+    }
+
+    /// Retries transient failures under the policy's budget; logs the episode once.
+    async fn call<R: DeserializeOwned + std::fmt::Debug + Send + Sync + Unpin + 'static>(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<R, RpcFailure> {
+        let mut attempt = 1;
+        loop {
+            match self.once::<R>(method, params.clone()).await {
+                Err(RpcFailure::Transient(why)) if attempt < self.policy.max_attempts => {
+                    if attempt == 1 {
+                        tracing::warn!(endpoint = %self.endpoint, method, %why, "RPC trouble; retrying with backoff");
+                    }
+                    tokio::time::sleep(self.policy.delay(attempt, jitter())).await;
+                    attempt += 1;
+                }
+                other => {
+                    if attempt > 1 {
+                        match &other {
+                            Ok(_) => {
+                                tracing::info!(endpoint = %self.endpoint, method, retries = attempt - 1, "RPC recovered")
+                            }
+                            Err(e) => {
+                                tracing::warn!(endpoint = %self.endpoint, method, retries = attempt - 1, error = %e, "RPC retries exhausted")
+                            }
+                        }
+                    }
+                    return other;
+                }
+            }
+        }
+    }
+
+    pub async fn chain_id(&self) -> Result<u64, RpcFailure> {
+        let s: String = self.call("eth_chainId", json!([])).await?;
+        decode::parse_quantity(&s).map_err(|e| RpcFailure::Transient(e.to_string()))
+    }
+
+    pub async fn block_number(&self) -> Result<u64, RpcFailure> {
+        let s: String = self.call("eth_blockNumber", json!([])).await?;
+        decode::parse_quantity(&s).map_err(|e| RpcFailure::Transient(e.to_string()))
+    }
+
+    /// Headers of these blocks, fetched in JSON-RPC batches. A block the node does not have
+    /// (yet, or any more) is a transient failure.
+    pub async fn headers(&self, numbers: &[u64]) -> Result<BTreeMap<u64, BlockHeader>, RpcFailure> {
+        let mut out = BTreeMap::new();
+        for chunk in numbers.chunks(100) {
+            let mut attempt = 1;
+            loop {
+                match self.headers_once(chunk).await {
+                    Ok(h) => {
+                        out.extend(h);
+                        break;
+                    }
+                    Err(RpcFailure::Transient(why)) if attempt < self.policy.max_attempts => {
+                        if attempt == 1 {
+                            tracing::warn!(endpoint = %self.endpoint, %why, "RPC trouble fetching headers; retrying");
+                        }
+                        tokio::time::sleep(self.policy.delay(attempt, jitter())).await;
+                        attempt += 1;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn headers_once(
+        &self,
+        numbers: &[u64],
+    ) -> Result<BTreeMap<u64, BlockHeader>, RpcFailure> {
+        let mut batch = self.client.new_batch();
+        let mut futs = Vec::with_capacity(numbers.len());
+        for n in numbers {
+            let f = batch
+                .add_call::<_, Option<RpcBlock>>("eth_getBlockByNumber", &(hex(*n), false))
+                .map_err(|e| RpcFailure::Permanent(e.to_string()))?;
+            futs.push((*n, f));
+        }
+        batch.send().await.map_err(classify)?;
+        let mut out = BTreeMap::new();
+        for (n, f) in futs {
+            let b = f
+                .await
+                .map_err(classify)?
+                .ok_or_else(|| RpcFailure::Transient(format!("block {n} not available")))?;
+            let bad = |e: decode::Skip| RpcFailure::Transient(format!("block {n}: {e}"));
+            let h = BlockHeader {
+                number: decode::parse_quantity(&b.number).map_err(bad)?,
+                hash: decode::parse_b256(&b.hash).map_err(bad)?,
+                parent_hash: Some(decode::parse_b256(&b.parent_hash).map_err(bad)?),
+                timestamp: decode::parse_quantity(&b.timestamp).map_err(bad)?,
+            };
+            out.insert(n, h);
+        }
+        Ok(out)
+    }
+
+    /// Transfer-type logs (ERC20/721 `Transfer`, ERC1155 `TransferSingle`/`TransferBatch`) in
+    /// `[from, to]`, optionally of one contract.
+    pub async fn transfer_logs(
+        &self,
+        from: u64,
+        to: u64,
+        address: Option<Address>,
+    ) -> Result<Vec<RpcLog>, RpcFailure> {
+        let filter = LogFilter {
+            from_block: hex(from),
+            to_block: hex(to),
+            address: address.map(|a| a.to_string()),
+            topics: vec![vec![
+                format!("{TRANSFER_TOPIC:#x}"),
+                format!("{TRANSFER_SINGLE_TOPIC:#x}"),
+                format!("{TRANSFER_BATCH_TOPIC:#x}"),
+            ]],
+        };
+        self.call("eth_getLogs", json!([filter])).await
+    }
+
+    /// `eth_call` at the latest block. A revert or a missing function is `Ok(None)`.
+    pub async fn eth_call(&self, to: Address, data: &[u8]) -> Result<Option<Vec<u8>>, RpcFailure> {
+        let data: String = format!(
+            "0x{}",
+            data.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        );
+        let r: Result<String, RpcFailure> = self
+            .call(
+                "eth_call",
+                json!([{ "to": to.to_string(), "data": data }, "latest"]),
+            )
+            .await;
+        match r {
+            Ok(s) => {
+                let h = s.strip_prefix("0x").unwrap_or(&s);
+                let bytes = (0..h.len() / 2)
+                    .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16))
+                    .collect::<Result<Vec<u8>, _>>()
+                    .map_err(|_| RpcFailure::Transient("eth_call returned bad hex".into()))?;
+                Ok(if bytes.is_empty() { None } else { Some(bytes) })
+            }
+            Err(RpcFailure::Permanent(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! A real local chain for black-box tests: anvil (from npm, see `tools/chain/`) on a free port,
+//! with the compiled OpenZeppelin test contracts of `tests/fixtures/contracts/`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use alloy::primitives::{Address as A, U256};
+use alloy::sol;
+use alloy::sol_types::{SolCall, SolValue};
+use serde_json::{json, Value};
+
+sol! {
+    function mint(address to, uint256 amount);
+    function burn(address from, uint256 amount);
+    function transfer(address to, uint256 amount) returns (bool);
+    function spray(address[] to, uint256 amount);
+    function emitTransfers(uint256 start, uint256 n);
+    function transferFrom(address from, address to, uint256 id);
+    function nftBurn(uint256 id);
+    function mintMany(address to, uint256 start, uint256 n);
+    function ownerOf(uint256 id) returns (address);
+    function balanceOf(address owner, uint256 id) returns (uint256);
+    function mintBatch(address to, uint256[] ids, uint256[] amounts);
+    function safeTransferFrom(address from, address to, uint256 id, uint256 amount, bytes data);
+    function safeBatchTransferFrom(address from, address to, uint256[] ids, uint256[] amounts, bytes data);
+}
+
+/// `burn(uint256)` of TestNFT (the sol! name differs to avoid a clash).
+pub fn nft_burn_calldata(id: u64) -> Vec<u8> {
+    let mut v = alloy::primitives::keccak256("burn(uint256)")[..4].to_vec();
+    v.extend(U256::from(id).abi_encode());
+    v
+}
+
+/// A running anvil; killed on drop.
+pub struct Anvil {
+    child: Child,
+    pub url: String,
+    pub accounts: Vec<String>,
+    client: reqwest::Client,
+}
+
+fn anvil_path() -> PathBuf {
+    if let Ok(p) = std::env::var("TOKENQL_ANVIL") {
+        return PathBuf::from(p);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tools/chain/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")
+}
+
+pub fn artifact(name: &str) -> (Value, String) {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/contracts/{name}.json"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("artifact"))
+        .expect("artifact json");
+    let code = v["bytecode"].as_str().expect("bytecode").to_string();
+    (v["abi"].clone(), code)
+}
+
+pub fn hex(b: &[u8]) -> String {
+    format!(
+        "0x{}",
+        b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+    )
+}
+
+pub fn addr(s: &str) -> A {
+    s.parse().expect("address")
+}
+
+impl Anvil {
+    /// Starts anvil as chain 1 (`eth`) with `accounts` unlocked dev accounts.
+    pub async fn start(accounts: usize, extra: &[&str]) -> Anvil {
+        let path = anvil_path();
+        assert!(
+            path.exists(),
+            "anvil not found at {}: run `npm ci --prefix tools/chain` (scripts/test does) or set TOKENQL_ANVIL",
+            path.display()
+        );
+        let mut child = Command::new(&path)
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--chain-id",
+                "1",
+                "--accounts",
+                &accounts.to_string(),
+            ])
+            .args(["--gas-limit", "30000000", "--silent"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start anvil");
+        // --silent hides the banner; find the port by probing the process's listening socket.
+        let stdout = child.stdout.take().expect("stdout");
+        std::thread::spawn(move || for _ in BufReader::new(stdout).lines() {});
+        let pid = child.id();
+        let mut port = None;
+        for _ in 0..200 {
+            if let Some(p) = listening_port(pid) {
+                port = Some(p);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let url = format!("http://127.0.0.1:{}", port.expect("anvil listens"));
+        let mut a = Anvil {
+            child,
+            url,
+            accounts: vec![],
+            client: reqwest::Client::new(),
+        };
+        let accts = a.rpc("eth_accounts", json!([])).await;
+        a.accounts = accts
+            .as_array()
+            .expect("accounts")
+            .iter()
+            .map(|x| x.as_str().expect("str").to_lowercase())
+            .collect();
+        a
+    }
+
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let r: Value = self
+            .client
+            .post(&self.url)
+            .json(&body)
+            .send()
+            .await
+            .expect("rpc")
+            .json()
+            .await
+            .expect("rpc json");
+        if let Some(e) = r.get("error") {
+            panic!("{method}: {e}");
+        }
+        r["result"].clone()
+    }
+
+    /// Sends many calls as one JSON-RPC batch; returns their transaction hashes.
+    pub async fn send_batch(&self, txs: &[(String, String, Vec<u8>)]) -> Vec<String> {
+        let mut out = Vec::new();
+        // Explicit nonces: a batch may hold many transactions of one sender.
+        let mut nonces: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for (from, _, _) in txs {
+            if !nonces.contains_key(from) {
+                let n = self
+                    .rpc("eth_getTransactionCount", json!([from, "pending"]))
+                    .await;
+                let n = u64::from_str_radix(n.as_str().expect("hex").trim_start_matches("0x"), 16)
+                    .expect("nonce");
+                nonces.insert(from.clone(), n);
+            }
+        }
+        for chunk in txs.chunks(500) {
+            let body: Vec<Value> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, (from, to, data))| {
+                    let nonce = nonces.get_mut(from).expect("nonce");
+                    let n = *nonce;
+                    *nonce += 1;
+                    json!({"jsonrpc": "2.0", "id": i, "method": "eth_sendTransaction",
+                           "params": [{"from": from, "to": to, "data": hex(data), "gas": "0x7a120", "nonce": format!("{n:#x}")}]})
+                })
+                .collect();
+            let r: Vec<Value> = self
+                .client
+                .post(&self.url)
+                .json(&body)
+                .send()
+                .await
+                .expect("batch")
+                .json()
+                .await
+                .expect("batch json");
+            let mut r = r;
+            r.sort_by_key(|v| v["id"].as_u64());
+            for v in r {
+                if let Some(e) = v.get("error") {
+                    panic!("eth_sendTransaction: {e}");
+                }
+                out.push(v["result"].as_str().expect("hash").to_string());
+            }
+        }
+        out
+    }
+
+    pub async fn send(&self, from: &str, to: &str, data: Vec<u8>) -> String {
+        self.send_batch(&[(from.to_string(), to.to_string(), data)])
+            .await
+            .remove(0)
+    }
+
+    /// Deploys a fixture contract with ABI-encoded constructor arguments.
+    pub async fn deploy(&self, name: &str, ctor_args: Vec<u8>) -> String {
+        let (_, code) = artifact(name);
+        let data = format!("{code}{}", hex(&ctor_args).trim_start_matches("0x"));
+        let tx = self
+            .rpc(
+                "eth_sendTransaction",
+                json!([{"from": self.accounts[0], "data": data, "gas": "0x1c9c380"}]),
+            )
+            .await;
+        self.mine(1).await;
+        let receipt = self.rpc("eth_getTransactionReceipt", json!([tx])).await;
+        assert_eq!(receipt["status"], "0x1", "deploy {name}: {receipt}");
+        receipt["contractAddress"]
+            .as_str()
+            .expect("contract address")
+            .to_lowercase()
+    }
+
+    pub async fn mine(&self, n: u64) {
+        self.rpc("anvil_mine", json!([format!("{n:#x}")])).await;
+    }
+
+    pub async fn set_automine(&self, on: bool) {
+        self.rpc("evm_setAutomine", json!([on])).await;
+    }
+
+    pub async fn head(&self) -> u64 {
+        let h = self.rpc("eth_blockNumber", json!([])).await;
+        u64::from_str_radix(h.as_str().expect("hex").trim_start_matches("0x"), 16).expect("number")
+    }
+
+    /// Mines blocks until every transaction is included (automine off).
+    pub async fn mine_all(&self, hashes: &[String]) {
+        for _ in 0..1000 {
+            self.mine(1).await;
+            match hashes.last() {
+                Some(h)
+                    if self
+                        .rpc("eth_getTransactionReceipt", json!([h]))
+                        .await
+                        .is_null() =>
+                {
+                    continue
+                }
+                _ => return,
+            }
+        }
+        panic!("transactions were not mined");
+    }
+
+    /// All receipts succeeded?
+    pub async fn assert_success(&self, hashes: &[String]) {
+        for h in hashes {
+            let r = self.rpc("eth_getTransactionReceipt", json!([h])).await;
+            assert_eq!(r["status"], "0x1", "tx {h} failed: {r}");
+        }
+    }
+
+    pub async fn call(&self, to: &str, data: Vec<u8>) -> Vec<u8> {
+        let r = self
+            .rpc(
+                "eth_call",
+                json!([{"to": to, "data": hex(&data)}, "latest"]),
+            )
+            .await;
+        let s = r
+            .as_str()
+            .expect("hex")
+            .trim_start_matches("0x")
+            .to_string();
+        (0..s.len() / 2)
+            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex"))
+            .collect()
+    }
+
+    /// `anvil_reorg`: replaces the last `depth` blocks; `txs` are (raw tx json, block offset).
+    pub async fn reorg(&self, depth: u64, txs: Value) {
+        self.rpc("anvil_reorg", json!([depth, txs])).await;
+    }
+}
+
+impl Drop for Anvil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The TCP port a process listens on, from /proc.
+fn listening_port(pid: u32) -> Option<u16> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    let inodes: Vec<String> = fds
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|l| {
+            l.to_str()?
+                .strip_prefix("socket:[")?
+                .strip_suffix(']')
+                .map(str::to_string)
+        })
+        .collect();
+    let tcp = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    for line in tcp.lines().skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() > 9 && f[3] == "0A" && inodes.iter().any(|i| i == f[9]) {
+            let port = f[1].rsplit(':').next()?;
+            return u16::from_str_radix(port, 16).ok();
+        }
+    }
+    None
+}
+
+/// Constructor arguments.
+pub fn token_ctor(name: &str, symbol: &str, decimals: u8) -> Vec<u8> {
+    (name.to_string(), symbol.to_string(), U256::from(decimals)).abi_encode_params()
+}
+
+pub fn nft_ctor(name: &str, symbol: &str, base: &str) -> Vec<u8> {
+    (name.to_string(), symbol.to_string(), base.to_string()).abi_encode_params()
+}
+
+pub fn multi_ctor(uri: &str) -> Vec<u8> {
+    (uri.to_string(),).abi_encode_params()
+}
+
+pub fn u(n: u64) -> U256 {
+    U256::from(n)
+}
+
+pub fn calldata<C: SolCall>(c: C) -> Vec<u8> {
+    c.abi_encode()
+}

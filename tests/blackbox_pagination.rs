@@ -1,0 +1,433 @@
+//! Keyset pagination over the demo sample: every record exactly once, in the documented order,
+//! with a cursor on every page but the last; and cursors refused when misused.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::truth::Truth;
+use common::{enc, gql_str, nfts_query, text, transfers_query, Backend, TestApp};
+use serde_json::{json, Value};
+
+crate::backend_tests!(pagination_walk, cursor_misuse);
+
+/// The identity of an NFT record: (contract, token id).
+fn nft_key(r: &Value, contract: &str, id: &str) -> (String, String) {
+    (
+        text(common::at(r, contract)).unwrap_or_default(),
+        text(common::at(r, id)).unwrap_or_default(),
+    )
+}
+
+/// The identity of a transfer record: (block number, log index).
+fn transfer_key(r: &Value, block: &str, log: &str) -> (u64, u64) {
+    let n = |p: &str| {
+        text(common::at(r, p))
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("record without numeric {p}: {r}"))
+    };
+    (n(block), n(log))
+}
+
+fn assert_once<T: std::hash::Hash + Eq + std::fmt::Debug>(what: &str, keys: &[T]) {
+    let mut seen = HashSet::new();
+    for k in keys {
+        assert!(seen.insert(k), "{what}: {k:?} appears twice");
+    }
+}
+
+async fn walk_nfts(app: &TestApp, truth: &Truth, owner: &str, limit: usize) {
+    let want: Vec<(String, String)> = truth.nfts[owner]
+        .iter()
+        .map(|n| (n.contract.clone(), n.token_id.clone()))
+        .collect();
+    let expected_pages = want.len().div_ceil(limit).max(1);
+
+    let pages = app
+        .walk_rest(
+            &format!("/api/v2/{owner}/nft?limit={limit}&disable_total=false"),
+            limit,
+        )
+        .await;
+    assert_eq!(
+        pages.len(),
+        expected_pages,
+        "REST NFT pages of {owner}, limit {limit}"
+    );
+    for p in &pages {
+        assert_eq!(
+            text(&p.body["total"]).and_then(|t| t.parse::<usize>().ok()),
+            Some(want.len()),
+            "REST NFT total: {}",
+            p.body
+        );
+    }
+    let got: Vec<_> = pages
+        .iter()
+        .flat_map(|p| &p.records)
+        .map(|r| nft_key(r, "token_address", "token_id"))
+        .collect();
+    assert_once("REST NFTs", &got);
+    assert_eq!(
+        got, want,
+        "REST NFTs of {owner}, limit {limit}: order or content"
+    );
+
+    let gql = app
+        .walk_gql("nftsByWallet", limit, |after| {
+            let sep = if after.is_empty() { "" } else { ", " };
+            nfts_query(owner, &format!("first: {limit}{sep}{after}"))
+        })
+        .await;
+    assert_eq!(
+        gql.len(),
+        expected_pages,
+        "GraphQL NFT pages of {owner}, first {limit}"
+    );
+    for p in &gql {
+        assert_eq!(
+            text(&p.connection["totalCount"]).and_then(|t| t.parse::<usize>().ok()),
+            Some(want.len()),
+            "GraphQL totalCount: {}",
+            p.connection
+        );
+    }
+    let got: Vec<_> = gql
+        .iter()
+        .flat_map(|p| &p.nodes)
+        .map(|r| nft_key(r, "tokenAddress", "tokenId"))
+        .collect();
+    assert_once("GraphQL NFTs", &got);
+    assert_eq!(
+        got, want,
+        "GraphQL NFTs of {owner}, first {limit}: order or content"
+    );
+}
+
+async fn walk_transfers(app: &TestApp, truth: &Truth, wallet: Option<&str>, limit: usize) {
+    let want: Vec<(u64, u64)> = match wallet {
+        Some(w) => truth.transfers_of(&[w]),
+        None => truth.transfers.iter().collect(),
+    }
+    .iter()
+    .map(|t| (t.block_number, t.log_index))
+    .collect();
+    let expected_pages = want.len().div_ceil(limit).max(1);
+
+    let filter = wallet.map_or(String::new(), |w| format!("wallet_addresses={w}&"));
+    let pages = app
+        .walk_rest(
+            &format!("/api/v2/erc20/transfers?{filter}limit={limit}"),
+            limit,
+        )
+        .await;
+    assert_eq!(
+        pages.len(),
+        expected_pages,
+        "REST transfer pages of {wallet:?}, limit {limit}"
+    );
+    let got: Vec<_> = pages
+        .iter()
+        .flat_map(|p| &p.records)
+        .map(|r| transfer_key(r, "block_number", "log_index"))
+        .collect();
+    assert_once("REST transfers", &got);
+    assert_eq!(
+        got, want,
+        "REST transfers of {wallet:?}, limit {limit}: order or content"
+    );
+
+    let args = wallet.map_or(String::new(), |w| {
+        format!("walletAddresses: [{}], ", gql_str(w))
+    });
+    let gql = app
+        .walk_gql("erc20Transfers", limit, |after| {
+            transfers_query(&format!(
+                "{args}first: {limit}{}{after}",
+                if after.is_empty() { "" } else { ", " }
+            ))
+        })
+        .await;
+    assert_eq!(
+        gql.len(),
+        expected_pages,
+        "GraphQL transfer pages of {wallet:?}, first {limit}"
+    );
+    let got: Vec<_> = gql
+        .iter()
+        .flat_map(|p| &p.nodes)
+        .map(|r| transfer_key(r, "blockNumber", "logIndex"))
+        .collect();
+    assert_once("GraphQL transfers", &got);
+    assert_eq!(
+        got, want,
+        "GraphQL transfers of {wallet:?}, first {limit}: order or content"
+    );
+}
+
+async fn pagination_walk(backend: Backend) {
+    let truth = Truth::demo();
+    let app = common::spawn(backend).await;
+    app.load_demo().await;
+
+    // The biggest NFT holder, in pages of 7, and in pages that divide its count exactly (the
+    // last page is full and must still say there is no next one).
+    let (top, nfts) = truth
+        .nfts
+        .iter()
+        .max_by_key(|(_, v)| v.len())
+        .expect("an NFT holder");
+    assert!(
+        nfts.len() > 14,
+        "the top holder should span several pages of 7"
+    );
+    walk_nfts(&app, &truth, top, 7).await;
+    if nfts.len() % 2 == 0 {
+        walk_nfts(&app, &truth, top, nfts.len() / 2).await;
+    }
+    walk_nfts(&app, &truth, top, 1).await;
+
+    // A busy wallet's transfers in pages of 7 and of an exact divisor; all transfers in
+    // pages of 100 (the total order across every block).
+    let busy = truth.busiest_wallets();
+    let (w, n) = &busy[1];
+    assert!(*n > 14, "a busy wallet spans several pages of 7");
+    walk_transfers(&app, &truth, Some(w), 7).await;
+    let exact = busy
+        .iter()
+        .find(|(_, n)| *n > 10 && *n % 5 == 0 && *n / 5 <= 100)
+        .expect("a wallet whose transfer count divides by 5");
+    walk_transfers(&app, &truth, Some(&exact.0), exact.1 / 5).await;
+    walk_transfers(&app, &truth, None, 100).await;
+
+    // The transfers route is marked deprecated (RFC 9745).
+    let (status, headers, body) = app.get_rest("/api/v2/erc20/transfers?limit=1").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        headers.contains_key("deprecation"),
+        "GET /api/v2/erc20/transfers has no Deprecation header: {headers:?}"
+    );
+
+    app.cleanup().await;
+}
+
+fn assert_cursor_refused(what: &str, status: u16, body: &Value) {
+    assert_eq!(status, 400, "{what}: expected 400, got {status}: {body}");
+    let msg = body["message"].as_str().unwrap_or_default().to_lowercase();
+    assert!(
+        msg.contains("cursor"),
+        "{what}: message should name the cursor: {body}"
+    );
+}
+
+fn assert_gql_refused(what: &str, status: u16, body: &Value) {
+    assert!(
+        status == 200 || status == 400,
+        "{what}: GraphQL status {status}: {body}"
+    );
+    let err = &body["errors"][0];
+    assert_eq!(
+        err["extensions"]["code"].as_str(),
+        Some("BAD_USER_INPUT"),
+        "{what}: {body}"
+    );
+    let msg = err["message"].as_str().unwrap_or_default().to_lowercase();
+    assert!(
+        msg.contains("after") || msg.contains("cursor"),
+        "{what}: message should name the cursor: {body}"
+    );
+}
+
+/// The same string with one character changed (to another base64url character).
+fn edit(c: &str, at: usize) -> String {
+    let mut b = c.as_bytes().to_vec();
+    b[at] = if b[at] == b'A' { b'B' } else { b'A' };
+    String::from_utf8(b).expect("ascii")
+}
+
+async fn cursor_misuse(backend: Backend) {
+    let truth = Truth::demo();
+    let app = common::spawn(backend).await;
+    app.load_demo().await;
+
+    let (top, _) = truth
+        .nfts
+        .iter()
+        .max_by_key(|(_, v)| v.len())
+        .expect("an NFT holder");
+    let other_holder = truth.nfts.keys().find(|k| *k != top).expect("two holders");
+    let busy = truth.busiest_wallets();
+    let (w1, w2) = (&busy[1].0, &busy[2].0);
+
+    let (s, _, first) = app.get_rest(&format!("/api/v2/{top}/nft?limit=7")).await;
+    assert_eq!(s, 200, "{first}");
+    let nft_cursor = first["cursor"].as_str().expect("an NFT cursor").to_string();
+    let (s, _, first_t) = app
+        .get_rest(&format!(
+            "/api/v2/erc20/transfers?wallet_addresses={w1}&limit=7"
+        ))
+        .await;
+    assert_eq!(s, 200, "{first_t}");
+    let tr_cursor = first_t["cursor"]
+        .as_str()
+        .expect("a transfer cursor")
+        .to_string();
+
+    // The same cursor with the same filters gives the same page twice (and another limit is
+    // not another filter).
+    let again = format!("/api/v2/{top}/nft?limit=7&cursor={}", enc(&nft_cursor));
+    let (s1, _, p1) = app.get_rest(&again).await;
+    let (s2, _, p2) = app.get_rest(&again).await;
+    assert_eq!((s1, s2), (200, 200), "{p1} {p2}");
+    assert_eq!(p1["result"], p2["result"], "a cursor replays the same page");
+    assert_eq!(text(&p1["page"]).as_deref(), Some("2"), "{p1}");
+
+    let token = truth.nfts[top][0].contract.clone();
+    let cases: Vec<(String, String)> = vec![
+        (
+            "NFT cursor with token_addresses added".into(),
+            format!(
+                "/api/v2/{top}/nft?limit=7&token_addresses={token}&cursor={}",
+                enc(&nft_cursor)
+            ),
+        ),
+        (
+            "NFT cursor with exclude_spam changed".into(),
+            format!(
+                "/api/v2/{top}/nft?limit=7&exclude_spam=true&cursor={}",
+                enc(&nft_cursor)
+            ),
+        ),
+        (
+            "NFT cursor on another wallet".into(),
+            format!(
+                "/api/v2/{other_holder}/nft?limit=7&cursor={}",
+                enc(&nft_cursor)
+            ),
+        ),
+        (
+            "NFT cursor on another chain".into(),
+            format!(
+                "/api/v2/{top}/nft?chain=polygon&limit=7&cursor={}",
+                enc(&nft_cursor)
+            ),
+        ),
+        (
+            "transfer cursor with another wallet".into(),
+            format!(
+                "/api/v2/erc20/transfers?wallet_addresses={w2}&limit=7&cursor={}",
+                enc(&tr_cursor)
+            ),
+        ),
+        (
+            "transfer cursor with from_block added".into(),
+            format!(
+                "/api/v2/erc20/transfers?wallet_addresses={w1}&from_block=1&limit=7&cursor={}",
+                enc(&tr_cursor)
+            ),
+        ),
+        (
+            "transfer cursor without its filter".into(),
+            format!("/api/v2/erc20/transfers?limit=7&cursor={}", enc(&tr_cursor)),
+        ),
+        (
+            "NFT cursor on the transfers route".into(),
+            format!(
+                "/api/v2/erc20/transfers?limit=7&cursor={}",
+                enc(&nft_cursor)
+            ),
+        ),
+        (
+            "transfer cursor on the NFT route".into(),
+            format!("/api/v2/{top}/nft?limit=7&cursor={}", enc(&tr_cursor)),
+        ),
+    ];
+    let mut cases = cases;
+    for (name, c, path) in [
+        ("NFT", &nft_cursor, format!("/api/v2/{top}/nft?limit=7")),
+        (
+            "transfer",
+            &tr_cursor,
+            format!("/api/v2/erc20/transfers?wallet_addresses={w1}&limit=7"),
+        ),
+    ] {
+        for at in [0, c.len() / 3, c.len() / 2, c.len() - 2, c.len() - 1] {
+            cases.push((
+                format!("{name} cursor edited at {at}"),
+                format!("{path}&cursor={}", enc(&edit(c, at))),
+            ));
+        }
+        cases.push((
+            format!("{name} cursor truncated"),
+            format!("{path}&cursor={}", enc(&c[..c.len() - 1])),
+        ));
+    }
+    for (what, url) in &cases {
+        let (status, _, body) = app.get_rest(url).await;
+        assert_cursor_refused(what, status, &body);
+    }
+
+    // GraphQL: the same rules for `after`.
+    let data = app
+        .graphql_ok(&nfts_query(top, "first: 7"), Value::Null)
+        .await;
+    let g_nft = data["nftsByWallet"]["pageInfo"]["endCursor"]
+        .as_str()
+        .expect("an NFT endCursor")
+        .to_string();
+    let data = app
+        .graphql_ok(
+            &transfers_query(&format!("walletAddresses: [{}], first: 7", gql_str(w1))),
+            Value::Null,
+        )
+        .await;
+    let g_tr = data["erc20Transfers"]["pageInfo"]["endCursor"]
+        .as_str()
+        .expect("a transfer endCursor")
+        .to_string();
+    let gcases = [
+        (
+            "GraphQL NFT cursor on erc20Transfers",
+            transfers_query(&format!("first: 7, after: {}", gql_str(&g_nft))),
+        ),
+        (
+            "GraphQL transfer cursor on nftsByWallet",
+            nfts_query(top, &format!("first: 7, after: {}", gql_str(&g_tr))),
+        ),
+        (
+            "GraphQL NFT cursor on another wallet",
+            nfts_query(
+                other_holder,
+                &format!("first: 7, after: {}", gql_str(&g_nft)),
+            ),
+        ),
+        (
+            "GraphQL transfer cursor with another wallet",
+            transfers_query(&format!(
+                "walletAddresses: [{}], first: 7, after: {}",
+                gql_str(w2),
+                gql_str(&g_tr)
+            )),
+        ),
+        (
+            "GraphQL edited NFT cursor",
+            nfts_query(
+                top,
+                &format!(
+                    "first: 7, after: {}",
+                    gql_str(&edit(&g_nft, g_nft.len() / 2))
+                ),
+            ),
+        ),
+        (
+            "GraphQL garbage cursor",
+            nfts_query(top, "first: 7, after: \"garbage\""),
+        ),
+    ];
+    for (what, q) in &gcases {
+        let (status, body) = app.graphql(q, json!({})).await;
+        assert_gql_refused(what, status, &body);
+    }
+
+    app.cleanup().await;
+}
