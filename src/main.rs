@@ -112,7 +112,6 @@ async fn main() -> ExitCode {
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!("{e:#}");
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }

@@ -262,6 +262,9 @@ impl Follower {
             store::set_head(&self.db, self.chain(), head).await?;
             return Ok(Step::Idle);
         }
+        // Record the head before fetching: answers say SYNCING while we trail it, even when
+        // the fetch below stalls or fails.
+        store::set_head(&self.db, self.chain(), head).await?;
 
         let mut to = (next + self.sizer.size() - 1).min(target);
         let logs = loop {

@@ -331,3 +331,33 @@ pub fn u(n: u64) -> U256 {
 pub fn calldata<C: SolCall>(c: C) -> Vec<u8> {
     c.abi_encode()
 }
+
+impl Anvil {
+    /// Sets the gas limit of the next blocks (`evm_setBlockGasLimit`): a small one spreads the
+    /// transaction pool over many blocks.
+    pub async fn set_block_gas_limit(&self, gas: u64) {
+        self.rpc("evm_setBlockGasLimit", json!([format!("{gas:#x}")]))
+            .await;
+    }
+
+    /// Transactions waiting in the pool (`txpool_status`).
+    pub async fn pending(&self) -> u64 {
+        let s = self.rpc("txpool_status", json!([])).await;
+        let p = &s["pending"];
+        p.as_u64().unwrap_or_else(|| {
+            u64::from_str_radix(p.as_str().expect("pending").trim_start_matches("0x"), 16)
+                .expect("pending")
+        })
+    }
+
+    /// Mines (automine off) until the pool is empty, `step` blocks at a time; returns the head.
+    pub async fn mine_pool(&self, step: u64) -> u64 {
+        for _ in 0..10_000 {
+            if self.pending().await == 0 {
+                return self.head().await;
+            }
+            self.mine(step).await;
+        }
+        panic!("the transaction pool never emptied");
+    }
+}

@@ -1,0 +1,566 @@
+//! A fault-injecting JSON-RPC proxy for the indexer suites: a small HTTP/1.1 server on
+//! `127.0.0.1:0` that forwards POST bodies to an upstream node (anvil) and, on a schedule or
+//! with fixed probabilities drawn from a deterministic PRNG, answers instead:
+//!
+//! - [`Fault::Delay`]: waits longer than the client's timeout, then forwards;
+//! - [`Fault::TooManyRequests`]: HTTP 429 with `Retry-After`;
+//! - [`Fault::Unavailable`]: HTTP 503;
+//! - [`Fault::Drop`]: closes the connection without answering;
+//! - [`Fault::Malformed`]: HTTP 200 with a body that is not valid JSON;
+//!
+//! plus a provider-style limit: an `eth_getLogs` spanning more than `max_log_span` blocks gets
+//! the JSON-RPC error `-32005 query returned more than 10000 results`. It can also go down
+//! (drop every connection, or refuse them by closing its listener) and come back on the same
+//! port, and hold matching `eth_getLogs` requests until released, so that a test can observe
+//! the state in between. It counts requests per JSON-RPC method.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// One injected failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Answer only after this long (longer than the client's timeout).
+    Delay(Duration),
+    /// HTTP 429 with `Retry-After: 1`.
+    TooManyRequests,
+    /// HTTP 503.
+    Unavailable,
+    /// Close the socket without answering.
+    Drop,
+    /// HTTP 200 whose body is not JSON (alternately truncated JSON and an HTML page).
+    Malformed,
+}
+
+impl Fault {
+    fn key(self) -> &'static str {
+        match self {
+            Fault::Delay(_) => "fault:delay",
+            Fault::TooManyRequests => "fault:429",
+            Fault::Unavailable => "fault:503",
+            Fault::Drop => "fault:drop",
+            Fault::Malformed => "fault:malformed",
+        }
+    }
+}
+
+/// Probabilities, in per mille of HTTP requests, of each random fault.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rates {
+    pub delay: u32,
+    pub too_many_requests: u32,
+    pub unavailable: u32,
+    pub drop: u32,
+    pub malformed: u32,
+}
+
+/// How the proxy treats connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Serve.
+    Up,
+    /// Accept connections and close them; close kept-alive ones on their next request.
+    Drop,
+    /// Close the listener (connections are refused) and kept-alive connections.
+    Refuse,
+}
+
+/// Which `eth_getLogs` requests [`Proxy::hold`] keeps waiting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hold {
+    /// Address-filtered logs of this contract (a collection backfill).
+    LogsOf(String),
+    /// Unfiltered logs (the live follower) starting at or after this block.
+    LiveLogsFrom(u64),
+}
+
+impl Hold {
+    fn matches(&self, call: &Value) -> bool {
+        if call["method"] != "eth_getLogs" {
+            return false;
+        }
+        let filter = &call["params"][0];
+        match self {
+            Hold::LogsOf(a) => filter["address"]
+                .as_str()
+                .is_some_and(|x| x.eq_ignore_ascii_case(a)),
+            Hold::LiveLogsFrom(b) => {
+                filter["address"].is_null()
+                    && quantity(&filter["fromBlock"]).is_some_and(|f| f >= *b)
+            }
+        }
+    }
+}
+
+/// The proxy's configuration, changeable while it runs.
+#[derive(Debug, Clone)]
+struct Config {
+    rates: Rates,
+    delay: Duration,
+    /// Faults for the next requests, in order, before any random one.
+    script: VecDeque<Fault>,
+    max_log_span: Option<u64>,
+    hold: Option<Hold>,
+}
+
+/// The state shared by the proxy's tasks.
+struct Inner {
+    upstream: String,
+    client: reqwest::Client,
+    config: Mutex<Config>,
+    rng: Mutex<u64>,
+    counts: Mutex<BTreeMap<String, u64>>,
+    mode: watch::Sender<Mode>,
+    /// Bumped by [`Proxy::release`]; held requests wait for a change.
+    released: watch::Sender<u64>,
+    malformed_flip: Mutex<bool>,
+}
+
+/// A running proxy; its tasks stop when it is dropped.
+pub struct Proxy {
+    pub url: String,
+    pub addr: SocketAddr,
+    inner: Arc<Inner>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.inner.mode.send_replace(Mode::Refuse);
+    }
+}
+
+/// A `0x` quantity (or a decimal number) as u64.
+fn quantity(v: &Value) -> Option<u64> {
+    match v {
+        Value::String(s) => match s.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => s.parse().ok(),
+        },
+        Value::Number(n) => n.as_u64(),
+        _ => None,
+    }
+}
+
+impl Proxy {
+    /// Starts a fault-free proxy in front of `upstream`; `seed` drives its random faults.
+    pub async fn start(upstream: &str, seed: u64) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("proxy: bind a loopback port");
+        let addr = listener.local_addr().expect("proxy address");
+        let inner = Arc::new(Inner {
+            upstream: upstream.to_string(),
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("proxy: HTTP client"),
+            config: Mutex::new(Config {
+                rates: Rates::default(),
+                delay: Duration::from_millis(700),
+                script: VecDeque::new(),
+                max_log_span: None,
+                hold: None,
+            }),
+            rng: Mutex::new(seed.max(1)),
+            counts: Mutex::new(BTreeMap::new()),
+            mode: watch::channel(Mode::Up).0,
+            released: watch::channel(0).0,
+            malformed_flip: Mutex::new(false),
+        });
+        let accept = tokio::spawn(accept_loop(listener, addr, inner.clone()));
+        Proxy {
+            url: format!("http://{addr}"),
+            addr,
+            inner,
+            accept,
+        }
+    }
+
+    /// Random faults from now on.
+    pub fn set_rates(&self, rates: Rates) {
+        self.inner.config.lock().expect("config").rates = rates;
+    }
+
+    /// How long a [`Fault::Delay`] of the random rates waits.
+    pub fn set_delay(&self, d: Duration) {
+        self.inner.config.lock().expect("config").delay = d;
+    }
+
+    /// Injects these faults into the next requests, in order.
+    pub fn script(&self, faults: impl IntoIterator<Item = Fault>) {
+        self.inner
+            .config
+            .lock()
+            .expect("config")
+            .script
+            .extend(faults);
+    }
+
+    /// Refuses `eth_getLogs` spanning more than `blocks` blocks with `-32005`.
+    pub fn set_max_log_span(&self, blocks: Option<u64>) {
+        self.inner.config.lock().expect("config").max_log_span = blocks;
+    }
+
+    pub fn set_mode(&self, mode: Mode) {
+        self.inner.mode.send_replace(mode);
+    }
+
+    /// Keeps matching `eth_getLogs` requests waiting until [`Proxy::release`].
+    pub fn hold(&self, h: Hold) {
+        self.inner.config.lock().expect("config").hold = Some(h);
+        self.inner.released.send_modify(|n| *n += 1);
+    }
+
+    /// Lets held requests (and later matching ones) through.
+    pub fn release(&self) {
+        self.inner.config.lock().expect("config").hold = None;
+        self.inner.released.send_modify(|n| *n += 1);
+    }
+
+    /// A counter: a JSON-RPC method name (one per call, batches counted per call),
+    /// `eth_getLogs@<address>` for address-filtered logs, `http` for HTTP requests and
+    /// `http:<method>` for those by their (first) method, `held`,
+    /// `dropped` (connections closed while down), `fault:*` and `span_refused`.
+    pub fn count(&self, key: &str) -> u64 {
+        self.inner
+            .counts
+            .lock()
+            .expect("counts")
+            .get(key)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// All counters.
+    pub fn counts(&self) -> BTreeMap<String, u64> {
+        self.inner.counts.lock().expect("counts").clone()
+    }
+
+    /// Waits until counter `key` reaches `n`.
+    pub async fn wait_count(&self, key: &str, n: u64, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while self.count(key) < n {
+            assert!(
+                Instant::now() < deadline,
+                "proxy: counter {key} did not reach {n} within {limit:?} (counters: {:?})",
+                self.counts()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Inner {
+    fn bump(&self, key: &str, n: u64) {
+        *self
+            .counts
+            .lock()
+            .expect("counts")
+            .entry(key.to_string())
+            .or_default() += n;
+    }
+
+    /// xorshift64*: a uniform draw in [0, 1000).
+    fn per_mille(&self) -> u32 {
+        let mut s = self.rng.lock().expect("rng");
+        *s ^= *s >> 12;
+        *s ^= *s << 25;
+        *s ^= *s >> 27;
+        (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as u32 % 1000
+    }
+
+    fn mode(&self) -> Mode {
+        *self.mode.borrow()
+    }
+
+    /// The fault for this request, if any: the script first, then the random rates.
+    fn pick_fault(&self) -> Option<Fault> {
+        let mut c = self.config.lock().expect("config");
+        if let Some(f) = c.script.pop_front() {
+            return Some(f);
+        }
+        let r = c.rates;
+        let delay = c.delay;
+        drop(c);
+        let total = r.delay + r.too_many_requests + r.unavailable + r.drop + r.malformed;
+        if total == 0 {
+            return None;
+        }
+        let mut x = self.per_mille();
+        for (rate, fault) in [
+            (r.delay, Fault::Delay(delay)),
+            (r.too_many_requests, Fault::TooManyRequests),
+            (r.unavailable, Fault::Unavailable),
+            (r.drop, Fault::Drop),
+            (r.malformed, Fault::Malformed),
+        ] {
+            if x < rate {
+                return Some(fault);
+            }
+            x -= rate;
+        }
+        None
+    }
+}
+
+async fn accept_loop(first: TcpListener, addr: SocketAddr, inner: Arc<Inner>) {
+    let mut listener = Some(first);
+    let mut mode_rx = inner.mode.subscribe();
+    loop {
+        let mode = *mode_rx.borrow_and_update();
+        if mode == Mode::Refuse {
+            listener = None;
+            if mode_rx.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
+        let l = match &listener {
+            Some(l) => l,
+            None => {
+                // Back up: listen on the same port again.
+                let mut bound = None;
+                for _ in 0..100 {
+                    if let Ok(l) = TcpListener::bind(addr).await {
+                        bound = Some(l);
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                listener =
+                    Some(bound.unwrap_or_else(|| panic!("proxy: cannot listen on {addr} again")));
+                continue;
+            }
+        };
+        tokio::select! {
+            r = l.accept() => {
+                let Ok((stream, _)) = r else { continue };
+                if inner.mode() != Mode::Up {
+                    inner.bump("dropped", 1);
+                    drop(stream);
+                    continue;
+                }
+                tokio::spawn(serve(stream, inner.clone()));
+            }
+            r = mode_rx.changed() => {
+                if r.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// One parsed request.
+struct Request {
+    body: Vec<u8>,
+    close: bool,
+}
+
+/// Reads one HTTP/1.1 request; `None` at end of stream or on a request it cannot parse.
+async fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    if r.read_line(&mut line).await.ok()? == 0 {
+        return None;
+    }
+    if !line.starts_with("POST ") {
+        return None;
+    }
+    let mut len = None;
+    let mut close = false;
+    loop {
+        line.clear();
+        if r.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let (name, value) = l.split_once(':')?;
+        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        if name == "content-length" {
+            len = value.parse::<usize>().ok();
+        } else if name == "connection" && value.eq_ignore_ascii_case("close") {
+            close = true;
+        }
+    }
+    let mut body = vec![0u8; len?];
+    r.read_exact(&mut body).await.ok()?;
+    Some(Request { body, close })
+}
+
+async fn respond(
+    w: &mut BufReader<TcpStream>,
+    status: u16,
+    extra: &str,
+    body: &[u8],
+) -> std::io::Result<()> {
+    let reason = match status {
+        200 => "OK",
+        429 => "Too Many Requests",
+        503 => "Service Unavailable",
+        _ => "Error",
+    };
+    let head = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{extra}\r\n",
+        body.len()
+    );
+    let s = w.get_mut();
+    s.write_all(head.as_bytes()).await?;
+    s.write_all(body).await?;
+    s.flush().await
+}
+
+/// Serves one connection, request after request (keep-alive).
+async fn serve(stream: TcpStream, inner: Arc<Inner>) {
+    let mut conn = BufReader::new(stream);
+    let mut mode_rx = inner.mode.subscribe();
+    loop {
+        let req = tokio::select! {
+            r = read_request(&mut conn) => match r {
+                Some(r) => r,
+                None => return,
+            },
+            // Going down closes idle kept-alive connections too.
+            _ = async {
+                loop {
+                    if *mode_rx.borrow_and_update() != Mode::Up {
+                        return;
+                    }
+                    if mode_rx.changed().await.is_err() {
+                        return;
+                    }
+                }
+            } => {
+                inner.bump("dropped", 1);
+                return;
+            }
+        };
+        if inner.mode() != Mode::Up {
+            inner.bump("dropped", 1);
+            return;
+        }
+        if !handle(&mut conn, &inner, req.body).await || req.close {
+            return;
+        }
+    }
+}
+
+/// Answers one request; false when the connection must be closed.
+async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -> bool {
+    inner.bump("http", 1);
+    let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let calls: Vec<Value> = match &parsed {
+        Value::Array(a) => a.clone(),
+        Value::Null => vec![],
+        v => vec![v.clone()],
+    };
+    let first = calls
+        .first()
+        .and_then(|c| c["method"].as_str())
+        .unwrap_or("?");
+    inner.bump(&format!("http:{first}"), 1);
+    for c in &calls {
+        let m = c["method"].as_str().unwrap_or("?");
+        inner.bump(m, 1);
+        if m == "eth_getLogs" {
+            if let Some(a) = c["params"][0]["address"].as_str() {
+                inner.bump(&format!("eth_getLogs@{}", a.to_ascii_lowercase()), 1);
+            }
+        }
+    }
+
+    // Held until released.
+    let hold = inner.config.lock().expect("config").hold.clone();
+    if let Some(h) = hold {
+        if calls.iter().any(|c| h.matches(c)) {
+            inner.bump("held", 1);
+            let mut rx = inner.released.subscribe();
+            loop {
+                let still = inner.config.lock().expect("config").hold.clone();
+                if !still.is_some_and(|h| calls.iter().any(|c| h.matches(c))) {
+                    break;
+                }
+                if rx.changed().await.is_err() {
+                    return false;
+                }
+            }
+        }
+    }
+
+    if let Some(f) = inner.pick_fault() {
+        inner.bump(f.key(), 1);
+        match f {
+            Fault::Delay(d) => tokio::time::sleep(d).await,
+            Fault::TooManyRequests => {
+                let b = br#"{"jsonrpc":"2.0","error":{"code":429,"message":"Too Many Requests"}}"#;
+                return respond(conn, 429, "retry-after: 1\r\n", b).await.is_ok();
+            }
+            Fault::Unavailable => {
+                return respond(conn, 503, "", b"Service Unavailable").await.is_ok();
+            }
+            Fault::Drop => return false,
+            Fault::Malformed => {
+                let flip = {
+                    let mut f = inner.malformed_flip.lock().expect("flip");
+                    *f = !*f;
+                    *f
+                };
+                let b: &[u8] = if flip {
+                    br#"{"jsonrpc":"2.0","id":1,"result":[{"address":"0x"#
+                } else {
+                    b"<html><body>502 Bad Gateway</body></html>"
+                };
+                return respond(conn, 200, "", b).await.is_ok();
+            }
+        }
+    }
+
+    // The provider's range limit (single requests only; the indexer batches only headers).
+    let span = inner.config.lock().expect("config").max_log_span;
+    if let (Some(max), Value::Object(_)) = (span, &parsed) {
+        if parsed["method"] == "eth_getLogs" {
+            let f = &parsed["params"][0];
+            if let (Some(a), Some(b)) = (quantity(&f["fromBlock"]), quantity(&f["toBlock"])) {
+                if b >= a && b - a + 1 > max {
+                    inner.bump("span_refused", 1);
+                    let e = json!({"jsonrpc": "2.0", "id": parsed["id"],
+                        "error": {"code": -32005, "message": "query returned more than 10000 results"}});
+                    return respond(conn, 200, "", e.to_string().as_bytes())
+                        .await
+                        .is_ok();
+                }
+            }
+        }
+    }
+
+    let upstream = inner
+        .client
+        .post(&inner.upstream)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await;
+    let (status, bytes) = match upstream {
+        Ok(r) => {
+            let s = r.status().as_u16();
+            match r.bytes().await {
+                Ok(b) => (s, b.to_vec()),
+                Err(_) => return false,
+            }
+        }
+        Err(_) => return false,
+    };
+    respond(conn, status, "", &bytes).await.is_ok()
+}
