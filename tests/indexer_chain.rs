@@ -487,8 +487,100 @@ async fn too_deep_a_reorg_stops_the_chain(backend: Backend) {
     app.cleanup().await;
 }
 
+async fn contract_metadata_by_eth_call(backend: Backend) {
+    use sea_orm::EntityTrait;
+    let chain = Anvil::start(5, &[]).await;
+    let app = common::spawn(backend).await;
+    let a0 = chain.accounts[0].clone();
+    let mkr = chain.deploy("Bytes32Token", vec![]).await;
+    chain
+        .send(
+            &a0,
+            &mkr,
+            calldata(mintCall {
+                to: addr(&a0),
+                amount: u(5),
+            }),
+        )
+        .await;
+    let usd = chain
+        .deploy("TestToken", token_ctor("Dollar", "USD", 6))
+        .await;
+    chain
+        .send(
+            &a0,
+            &usd,
+            calldata(mintCall {
+                to: addr(&a0),
+                amount: u(5),
+            }),
+        )
+        .await;
+    // Contracts with no transfers yet, known only by address: their standard comes from ERC165.
+    let quiet_nft = chain
+        .deploy("TestNFT", nft_ctor("Quiet", "QNFT", "ipfs://q/"))
+        .await;
+    let quiet_multi = chain
+        .deploy("TestMulti", multi_ctor("https://q.test/{id}"))
+        .await;
+    for c in [&quiet_nft, &quiet_multi] {
+        let a = tokenql::types::Address::parse(c).expect("address");
+        tokenql::store::meta::set_flags(&app.db, tokenql::types::Chain::ETH, a, false, false)
+            .await
+            .expect("register contract");
+    }
+    let indexer = Indexer::start(&app.db, &chain.url, |_| {});
+    wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut rows = Vec::new();
+        for a in [&mkr, &usd, &quiet_nft, &quiet_multi] {
+            let r = tokenql::entity::contract::Entity::find_by_id((1i64, a.clone()))
+                .one(&app.db)
+                .await
+                .expect("select")
+                .expect("contract row");
+            rows.push(r);
+        }
+        if rows.iter().all(|r| r.metadata_fetched_at.is_some()) {
+            let (m, d, n, x) = (&rows[0], &rows[1], &rows[2], &rows[3]);
+            assert_eq!(
+                (
+                    m.name.as_deref(),
+                    m.symbol.as_deref(),
+                    m.decimals,
+                    m.standard.as_deref()
+                ),
+                (Some("Maker"), Some("MKR"), None, Some("ERC20")),
+                "bytes32 name and symbol, no decimals()"
+            );
+            assert_eq!(
+                (d.name.as_deref(), d.symbol.as_deref(), d.decimals),
+                (Some("Dollar"), Some("USD"), Some(6))
+            );
+            assert_eq!(
+                (n.standard.as_deref(), n.name.as_deref(), n.decimals),
+                (Some("ERC721"), Some("Quiet"), None)
+            );
+            assert_eq!(
+                (x.standard.as_deref(), x.name.as_deref(), x.decimals),
+                (Some("ERC1155"), None, None)
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "metadata not read within 30 s: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    indexer.stop().await.expect("indexer ran cleanly");
+    app.cleanup().await;
+}
+
 backend_tests!(
     scenario_matches_ground_truth,
     reorgs_are_followed,
-    too_deep_a_reorg_stops_the_chain
+    too_deep_a_reorg_stops_the_chain,
+    contract_metadata_by_eth_call
 );

@@ -1,8 +1,9 @@
 //! Contract and token metadata by `eth_call`, off the ingest path.
 //!
-//! Contracts: `name()`, `symbol()`, `decimals()` — tolerant of reverts, missing functions and
-//! `bytes32` return values (old tokens such as MKR). Values already known (e.g. from a token
-//! list) are kept. Tokens: `tokenURI(id)` (ERC721) or `uri(id)` (ERC1155). Each contract and
+//! Contracts: the standard by ERC165 `supportsInterface` (ERC721 `0x80ac58cd`, ERC1155
+//! `0xd9b67a26`), `name()`, `symbol()`, `decimals()` — tolerant of reverts, missing functions and
+//! `bytes32` return values (old tokens such as MKR). Values already known (from the contract's
+//! own events, or a token list) are kept; an ERC165 answer that contradicts the events is logged. Tokens: `tokenURI(id)` (ERC721) or `uri(id)` (ERC1155). Each contract and
 //! token is read once; a transient RPC failure leaves it for a later round.
 
 use std::time::Duration;
@@ -27,7 +28,12 @@ sol! {
     function decimals() returns (uint8);
     function tokenURI(uint256 id) returns (string);
     function uri(uint256 id) returns (string);
+    function supportsInterface(bytes4 id) returns (bool);
 }
+
+/// ERC165 interface ids.
+const ERC721_ID: [u8; 4] = [0x80, 0xac, 0x58, 0xcd];
+const ERC1155_ID: [u8; 4] = [0xd9, 0xb6, 0x7a, 0x26];
 
 /// Contracts or tokens read per round.
 const ROUND: u64 = 32;
@@ -102,7 +108,6 @@ async fn contracts_round(
     let rows = contract::Entity::find()
         .filter(contract::Column::ChainId.eq(chain.db_id()))
         .filter(contract::Column::MetadataFetchedAt.is_null())
-        .filter(contract::Column::Standard.is_not_null())
         .limit(ROUND)
         .all(db)
         .await?;
@@ -110,8 +115,17 @@ async fn contracts_round(
     for chunk in rows.chunks(CONCURRENCY) {
         let reads = join_all(chunk.iter().map(|r| read_contract(rpc, r))).await;
         for (row, read) in chunk.iter().zip(reads) {
-            let (name, symbol, decimals) = read?;
+            let (name, symbol, decimals, erc165) = read?;
+            if let (Some(events), Some(declared)) = (row.standard.as_deref(), erc165) {
+                if events != declared {
+                    tracing::warn!(%chain, contract = %row.address, events, erc165 = declared, "contract's events and ERC165 disagree; keeping what its events show");
+                }
+            }
             contract::Entity::update_many()
+                .col_expr(
+                    contract::Column::Standard,
+                    Expr::value(row.standard.clone().or(erc165.map(str::to_string))),
+                )
                 .col_expr(
                     contract::Column::Name,
                     Expr::value(row.name.clone().or(name)),
@@ -134,12 +148,32 @@ async fn contracts_round(
     Ok(n)
 }
 
-async fn read_contract(
-    rpc: &Rpc,
-    row: &contract::Model,
-) -> Result<(Option<String>, Option<String>, Option<u8>), RpcFailure> {
+type ContractRead = (
+    Option<String>,
+    Option<String>,
+    Option<u8>,
+    Option<&'static str>,
+);
+
+async fn supports(rpc: &Rpc, address: Address, id: [u8; 4]) -> Result<bool, RpcFailure> {
+    let data = supportsInterfaceCall { id: id.into() }.abi_encode();
+    Ok(rpc
+        .eth_call(address, &data)
+        .await?
+        .and_then(|r| decode_u8(&r))
+        == Some(1))
+}
+
+async fn read_contract(rpc: &Rpc, row: &contract::Model) -> Result<ContractRead, RpcFailure> {
     let Ok(address) = Address::parse(&row.address) else {
-        return Ok((None, None, None));
+        return Ok((None, None, None, None));
+    };
+    let erc165 = if supports(rpc, address, ERC721_ID).await? {
+        Some("ERC721")
+    } else if supports(rpc, address, ERC1155_ID).await? {
+        Some("ERC1155")
+    } else {
+        None
     };
     let name = rpc
         .eth_call(address, &nameCall {}.abi_encode())
@@ -149,14 +183,16 @@ async fn read_contract(
         .eth_call(address, &symbolCall {}.abi_encode())
         .await?
         .and_then(|r| decode_text(&r));
-    let decimals = if row.standard.as_deref() == Some("ERC20") {
+    let fungible =
+        erc165.is_none() && !matches!(row.standard.as_deref(), Some("ERC721" | "ERC1155"));
+    let decimals = if fungible {
         rpc.eth_call(address, &decimalsCall {}.abi_encode())
             .await?
             .and_then(|r| decode_u8(&r))
     } else {
         None
     };
-    Ok((name, symbol, decimals))
+    Ok((name, symbol, decimals, erc165))
 }
 
 async fn tokens_round(db: &DatabaseConnection, chain: Chain, rpc: &Rpc) -> Result<usize, Failure> {
