@@ -1,5 +1,9 @@
 //! API keys. A key is `tq_` followed by 43 base64url characters (32 random bytes); only its
 //! SHA-256 is stored, with an 8-character prefix for listing. `tokenql keys create` prints it once.
+//!
+//! A key may carry its own rate limit ([`KeyRate`]); what it leaves unset falls back to the
+//! server's defaults (`tokenql serve --rate-limit/--rate-burst`). The limiter itself lives in
+//! [`crate::ops::rate_limit`].
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -21,6 +25,55 @@ pub struct KeyInfo {
     /// Unix milliseconds.
     pub created_at: i64,
     pub revoked_at: Option<i64>,
+    /// The key's own rate limit; unset parts use the server's defaults.
+    pub rate: KeyRate,
+}
+
+/// A key's own rate limit. `None` in a field means "the server's default".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyRate {
+    /// Requests per second, refilled continuously; `Some(0)` means unlimited.
+    pub per_sec: Option<u32>,
+    /// The most requests accepted at once (the bucket's size); at least 1.
+    pub burst: Option<u32>,
+}
+
+impl KeyRate {
+    /// Checks the ranges: a rate up to 1,000,000 per second, a burst from 1 to 1,000,000.
+    pub fn validate(&self) -> Result<(), DbErr> {
+        const MAX: u32 = 1_000_000;
+        if self.per_sec.is_some_and(|r| r > MAX) {
+            return Err(DbErr::Custom(format!(
+                "a rate limit must be 0 (unlimited) to {MAX} requests per second"
+            )));
+        }
+        if self.burst.is_some_and(|b| b == 0 || b > MAX) {
+            return Err(DbErr::Custom(format!(
+                "a burst must be 1 to {MAX} requests"
+            )));
+        }
+        Ok(())
+    }
+
+    /// `"25/s burst 50"`, with `default` for what falls back to the server's default.
+    pub fn describe(&self) -> String {
+        let rate = match self.per_sec {
+            None => "default".to_string(),
+            Some(0) => "unlimited".to_string(),
+            Some(r) => format!("{r}/s"),
+        };
+        let burst = self.burst.map_or("default".to_string(), |b| b.to_string());
+        format!("{rate} burst {burst}")
+    }
+}
+
+/// A stored column (never negative: written through [`KeyRate::validate`]).
+fn from_column(v: Option<i32>) -> Option<u32> {
+    v.and_then(|v| u32::try_from(v).ok())
+}
+
+fn to_column(v: Option<u32>) -> Option<i32> {
+    v.and_then(|v| i32::try_from(v).ok())
 }
 
 impl From<api_key::Model> for KeyInfo {
@@ -31,19 +84,35 @@ impl From<api_key::Model> for KeyInfo {
             prefix: m.key_prefix,
             created_at: m.created_at,
             revoked_at: m.revoked_at,
+            rate: KeyRate {
+                per_sec: from_column(m.rate_limit_per_sec),
+                burst: from_column(m.rate_limit_burst),
+            },
         }
     }
 }
 
-fn hash(secret: &str) -> String {
+/// The SHA-256 of a secret, lowercase hex: what is stored, and what caches may key on.
+pub fn hash(secret: &str) -> String {
     Sha256::digest(secret.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
 
-/// Creates a key; returns it with its secret, which is not stored and cannot be shown again.
+/// Creates a key with the server's default rate limit; returns it with its secret, which is
+/// not stored and cannot be shown again.
 pub async fn create<C: ConnectionTrait>(db: &C, name: &str) -> Result<(KeyInfo, String), DbErr> {
+    create_with_rate(db, name, KeyRate::default()).await
+}
+
+/// Creates a key with its own rate limit (see [`create`]).
+pub async fn create_with_rate<C: ConnectionTrait>(
+    db: &C,
+    name: &str,
+    rate: KeyRate,
+) -> Result<(KeyInfo, String), DbErr> {
+    rate.validate()?;
     let name = name.trim();
     if name.is_empty() || name.len() > 255 {
         return Err(DbErr::Custom(
@@ -59,6 +128,8 @@ pub async fn create<C: ConnectionTrait>(db: &C, name: &str) -> Result<(KeyInfo, 
         key_prefix: Set(secret[..11].to_string()),
         created_at: Set(now_ms()),
         revoked_at: Set(None),
+        rate_limit_per_sec: Set(to_column(rate.per_sec)),
+        rate_limit_burst: Set(to_column(rate.burst)),
         ..Default::default()
     }
     .insert(db)
@@ -77,12 +148,20 @@ pub async fn list<C: ConnectionTrait>(db: &C) -> Result<Vec<KeyInfo>, DbErr> {
         .collect())
 }
 
-/// Revokes the key with this id or name. Returns how many keys were revoked.
-pub async fn revoke<C: ConnectionTrait>(db: &C, id_or_name: &str) -> Result<u64, DbErr> {
-    let target = match id_or_name.parse::<i32>() {
+/// Keys named `id_or_name`: by id when it is a number, by name otherwise.
+fn target(id_or_name: &str) -> sea_orm::sea_query::SimpleExpr {
+    match id_or_name.parse::<i32>() {
         Ok(id) => api_key::Column::Id.eq(id),
         Err(_) => api_key::Column::Name.eq(id_or_name),
-    };
+    }
+}
+
+/// Revokes the key with this id or name. Returns how many keys were revoked.
+///
+/// A server with a key cache (`--key-cache-ttl`) may accept the key until its cached entry
+/// expires.
+pub async fn revoke<C: ConnectionTrait>(db: &C, id_or_name: &str) -> Result<u64, DbErr> {
+    let target = target(id_or_name);
     let r = api_key::Entity::update_many()
         .col_expr(
             api_key::Column::RevokedAt,
@@ -95,16 +174,80 @@ pub async fn revoke<C: ConnectionTrait>(db: &C, id_or_name: &str) -> Result<u64,
     Ok(r.rows_affected)
 }
 
+/// Sets the rate limit of the active key(s) with this id or name; `None` fields return to the
+/// server's defaults. Returns how many keys changed. Servers apply it when their cached entry
+/// of the key expires (`--key-cache-ttl`).
+pub async fn set_rate<C: ConnectionTrait>(
+    db: &C,
+    id_or_name: &str,
+    rate: KeyRate,
+) -> Result<u64, DbErr> {
+    rate.validate()?;
+    let r = api_key::Entity::update_many()
+        .col_expr(
+            api_key::Column::RateLimitPerSec,
+            sea_orm::sea_query::Expr::value(to_column(rate.per_sec)),
+        )
+        .col_expr(
+            api_key::Column::RateLimitBurst,
+            sea_orm::sea_query::Expr::value(to_column(rate.burst)),
+        )
+        .filter(target(id_or_name))
+        .filter(api_key::Column::RevokedAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(r.rows_affected)
+}
+
 /// The active key matching a presented secret, if any.
 pub async fn verify<C: ConnectionTrait>(db: &C, presented: &str) -> Result<Option<KeyInfo>, DbErr> {
     let presented = presented.trim();
     if presented.is_empty() || presented.len() > 200 {
         return Ok(None);
     }
+    verify_hash(db, &hash(presented)).await
+}
+
+/// The active key whose secret has this [`hash`], if any.
+pub async fn verify_hash<C: ConnectionTrait>(db: &C, hash: &str) -> Result<Option<KeyInfo>, DbErr> {
     Ok(api_key::Entity::find()
-        .filter(api_key::Column::KeyHash.eq(hash(presented)))
+        .filter(api_key::Column::KeyHash.eq(hash))
         .filter(api_key::Column::RevokedAt.is_null())
         .one(db)
         .await?
         .map(KeyInfo::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_ranges() {
+        assert!(KeyRate::default().validate().is_ok());
+        let ok = KeyRate {
+            per_sec: Some(0),
+            burst: Some(1),
+        };
+        assert!(ok.validate().is_ok());
+        assert_eq!(ok.describe(), "unlimited burst 1");
+        let zero_burst = KeyRate {
+            per_sec: Some(1),
+            burst: Some(0),
+        };
+        assert!(zero_burst.validate().is_err());
+        let huge = KeyRate {
+            per_sec: Some(2_000_000),
+            burst: None,
+        };
+        assert!(huge.validate().is_err());
+        assert_eq!(
+            KeyRate {
+                per_sec: Some(5),
+                burst: None
+            }
+            .describe(),
+            "5/s burst default"
+        );
+    }
 }

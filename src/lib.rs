@@ -18,7 +18,8 @@
 //! - [`query`]: the query service, the one implementation of both questions.
 //! - [`graphql`], [`rest`]: the two API adapters over the query service.
 //! - [`server`]: the router, auth, and [`run`]`(listener, shutdown)`.
-//! - [`keys`]: API keys (stored hashed).
+//! - [`keys`]: API keys (stored hashed), each with an optional rate limit.
+//! - [`ops`]: health and readiness probes, Prometheus metrics, request ids, CORS, rate limits.
 
 pub mod config;
 pub mod decode;
@@ -28,6 +29,7 @@ pub mod graphql;
 pub mod import;
 pub mod indexer;
 pub mod keys;
+pub mod ops;
 pub mod query;
 pub mod rest;
 pub mod server;

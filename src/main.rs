@@ -83,6 +83,26 @@ enum Command {
         /// Database connection pool size.
         #[arg(long, env = "TOKENQL_DB_POOL", default_value_t = 16)]
         db_pool: u32,
+        /// A browser origin allowed to call the API (CORS), e.g. https://app.example.com, or *
+        /// for any; repeatable (env: comma-separated). None: no CORS headers.
+        #[arg(
+            long = "cors-origin",
+            env = "TOKENQL_CORS_ORIGINS",
+            value_name = "ORIGIN",
+            value_delimiter = ','
+        )]
+        cors_origins: Vec<String>,
+        /// Requests per second per API key, for keys without their own limit; 0: unlimited.
+        #[arg(long, env = "TOKENQL_RATE_LIMIT", default_value_t = tokenql::ops::RateDefaults::SERVE.per_sec)]
+        rate_limit: u32,
+        /// Burst (bucket size) per API key, for keys without their own.
+        #[arg(long, env = "TOKENQL_RATE_BURST", default_value_t = tokenql::ops::RateDefaults::SERVE.burst,
+              value_parser = clap::value_parser!(u32).range(1..))]
+        rate_burst: u32,
+        /// Seconds a verified API key is trusted without asking the database; 0: ask every
+        /// time. Revoking a key or changing its limit takes effect within this time.
+        #[arg(long, env = "TOKENQL_KEY_CACHE_TTL", default_value_t = tokenql::ops::DEFAULT_KEY_CACHE_TTL.as_secs())]
+        key_cache_ttl: u64,
         #[command(flatten)]
         indexer: IndexerArgs,
     },
@@ -94,11 +114,40 @@ enum KeysAction {
     Create {
         #[arg(long)]
         name: String,
+        #[command(flatten)]
+        rate: RateArgs,
     },
     /// List keys (never their secrets).
     List,
     /// Revoke a key by id or name.
     Revoke { id_or_name: String },
+    /// Set a key's own rate limit (by id or name); what is left out returns to the server's
+    /// defaults (`serve --rate-limit/--rate-burst`). Servers apply it within --key-cache-ttl.
+    SetRate {
+        id_or_name: String,
+        #[command(flatten)]
+        rate: RateArgs,
+    },
+}
+
+/// A key's own rate limit.
+#[derive(clap::Args)]
+struct RateArgs {
+    /// Requests per second for this key; 0: unlimited. Default: the server's --rate-limit.
+    #[arg(long)]
+    rate: Option<u32>,
+    /// Burst (bucket size) for this key, at least 1. Default: the server's --rate-burst.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    burst: Option<u32>,
+}
+
+impl RateArgs {
+    fn key_rate(&self) -> tokenql::keys::KeyRate {
+        tokenql::keys::KeyRate {
+            per_sec: self.rate,
+            burst: self.burst,
+        }
+    }
 }
 
 fn parse_chain(s: &str) -> Result<Chain, String> {
@@ -139,28 +188,41 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys { action } => {
             let db = open_migrated(&cli.database_url, 2).await?;
             match action {
-                KeysAction::Create { name } => {
-                    let (info, secret) = tokenql::keys::create(&db, &name)
-                        .await
-                        .context("creating the key")?;
+                KeysAction::Create { name, rate } => {
+                    let (info, secret) =
+                        tokenql::keys::create_with_rate(&db, &name, rate.key_rate())
+                            .await
+                            .context("creating the key")?;
                     out(format_args!(
-                        "created key {} ({}); store it now, it is not shown again:",
-                        info.id, info.name
+                        "created key {} ({}, rate limit {}); store it now, it is not shown again:",
+                        info.id,
+                        info.name,
+                        info.rate.describe()
                     ));
                     out(secret);
                 }
                 KeysAction::List => {
-                    out("id\tname\tprefix\tcreated_ms\trevoked_ms");
+                    out("id\tname\tprefix\tcreated_ms\trevoked_ms\trate_limit");
                     for k in tokenql::keys::list(&db).await? {
                         out(format_args!(
-                            "{}\t{}\t{}…\t{}\t{}",
+                            "{}\t{}\t{}…\t{}\t{}\t{}",
                             k.id,
                             k.name,
                             k.prefix,
                             k.created_at,
-                            k.revoked_at.map_or("-".to_string(), |r| r.to_string())
+                            k.revoked_at.map_or("-".to_string(), |r| r.to_string()),
+                            k.rate.describe()
                         ));
                     }
+                }
+                KeysAction::SetRate { id_or_name, rate } => {
+                    let rate = rate.key_rate();
+                    let n = tokenql::keys::set_rate(&db, &id_or_name, rate).await?;
+                    anyhow::ensure!(n > 0, "no active key with id or name '{id_or_name}'");
+                    out(format_args!(
+                        "rate limit of {n} key(s) set to {}",
+                        rate.describe()
+                    ));
                 }
                 KeysAction::Revoke { id_or_name } => {
                     let n = tokenql::keys::revoke(&db, &id_or_name).await?;
@@ -213,9 +275,22 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             demo_db,
             max_lag_blocks,
             db_pool,
+            cors_origins,
+            rate_limit,
+            rate_burst,
+            key_cache_ttl,
             indexer,
         } => {
             let indexer_config = indexer.config().map_err(anyhow::Error::msg)?;
+            let options = tokenql::ops::ServerOptions {
+                cors: tokenql::ops::CorsOrigins::parse(&cors_origins)
+                    .map_err(anyhow::Error::msg)?,
+                rate_defaults: tokenql::ops::RateDefaults {
+                    per_sec: rate_limit,
+                    burst: rate_burst,
+                },
+                key_cache_ttl: std::time::Duration::from_secs(key_cache_ttl),
+            };
             let url = if demo {
                 format!("sqlite://{}?mode=rwc", demo_db.display())
             } else {
@@ -244,8 +319,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     "the database has pending migrations: run `tokenql migrate` first"
                 );
             }
-            let state =
-                tokenql::AppState::new(db, tokenql::query::QueryConfig { max_lag_blocks }).await?;
+            let state = tokenql::AppState::new(db, tokenql::query::QueryConfig { max_lag_blocks })
+                .await?
+                .with_options(options);
             let listener = tokio::net::TcpListener::bind(bind)
                 .await
                 .with_context(|| format!("binding {bind}"))?;

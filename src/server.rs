@@ -1,4 +1,10 @@
-//! The HTTP server: one router for REST v2, GraphQL and the playground, behind API-key auth.
+//! The HTTP server: one router for REST v2, GraphQL and the playground, behind API-key auth,
+//! plus the operational routes (`/healthz`, `/readyz`, `/metrics`) that need no key.
+//!
+//! Every request passes, outermost first: the request id and its tracing span
+//! ([`crate::ops::request_id`]), the HTTP metrics ([`crate::ops::metrics::track_http`]), CORS
+//! when configured ([`crate::ops::cors`]), then the route. [`authenticate`] checks the key
+//! (through the key cache) and takes a token from the key's rate-limit bucket.
 //!
 //! [`run`] takes a bound listener and a shutdown future, so tests start it on port 0 and stop
 //! it when they are done; `main` passes SIGINT/SIGTERM.
@@ -14,6 +20,7 @@ use axum::{Json, Router};
 use sea_orm::DatabaseConnection;
 use tokio::net::TcpListener;
 
+use crate::ops::{metrics, Ops, ServerOptions};
 use crate::query::QueryService;
 
 /// Shared state of every handler.
@@ -21,17 +28,30 @@ use crate::query::QueryService;
 pub struct AppState {
     pub service: QueryService,
     pub graphql: crate::graphql::AppSchema,
+    /// Rate-limit buckets, the key cache and the operational settings.
+    pub ops: Ops,
 }
 
 impl AppState {
-    /// Builds the state: the query service and the GraphQL schema. Does not migrate.
+    /// Builds the state: the query service and the GraphQL schema, with the default
+    /// [`ServerOptions`] (no CORS, no default rate limit, no key cache). Does not migrate.
     pub async fn new(
         db: DatabaseConnection,
         config: crate::query::QueryConfig,
     ) -> Result<Self, sea_orm::DbErr> {
         let service = QueryService::new(db, config).await?;
         let graphql = crate::graphql::schema(service.clone());
-        Ok(Self { service, graphql })
+        Ok(Self {
+            service,
+            graphql,
+            ops: Ops::default(),
+        })
+    }
+
+    /// The same state with other operational settings (and fresh buckets and key cache).
+    pub fn with_options(mut self, options: ServerOptions) -> Self {
+        self.ops = Ops::new(options);
+        self
     }
 
     pub fn db(&self) -> &DatabaseConnection {
@@ -51,6 +71,10 @@ pub enum AuthFailure {
     Missing,
     Unknown,
     Unavailable,
+    /// The key's bucket is empty; retry after this many seconds (sent as `Retry-After`).
+    RateLimited {
+        retry_after_secs: u64,
+    },
 }
 
 impl AuthFailure {
@@ -59,12 +83,15 @@ impl AuthFailure {
             AuthFailure::Missing => "missing API key: send it in the X-API-Key header",
             AuthFailure::Unknown => "invalid API key: unknown or revoked",
             AuthFailure::Unavailable => "the service is temporarily unavailable",
+            AuthFailure::RateLimited { .. } => {
+                "rate limit exceeded for this API key; retry after the Retry-After delay"
+            }
         }
     }
 }
 
-/// Checks `X-API-Key` (header names are case-insensitive). An `Authorization: Bearer` header,
-/// as the JS SDK also sends, is ignored.
+/// Checks `X-API-Key` (header names are case-insensitive) and takes a token from the key's
+/// rate-limit bucket. An `Authorization: Bearer` header, as the JS SDK also sends, is ignored.
 pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Caller, AuthFailure> {
     let key = headers
         .get("x-api-key")
@@ -72,22 +99,35 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
         .map(str::trim)
         .filter(|k| !k.is_empty())
         .ok_or(AuthFailure::Missing)?;
-    match crate::keys::verify(state.db(), key).await {
-        Ok(Some(k)) => Ok(Caller { key_id: k.id }),
-        Ok(None) => Err(AuthFailure::Unknown),
+    let info = match state.ops.keys().verify(state.db(), key).await {
+        Ok(Some(k)) => k,
+        Ok(None) => return Err(AuthFailure::Unknown),
         Err(e) => {
             tracing::error!(error = %e, "API key lookup failed");
-            Err(AuthFailure::Unavailable)
+            return Err(AuthFailure::Unavailable);
         }
+    };
+    tracing::Span::current().record("key_id", info.id);
+    let limit = state.ops.options().rate_defaults.effective(info.rate);
+    if let Err(wait) = state.ops.limiter().check(info.id, limit) {
+        metrics::rate_limited(info.id);
+        return Err(AuthFailure::RateLimited {
+            retry_after_secs: crate::ops::rate_limit::retry_after_secs(wait),
+        });
     }
+    Ok(Caller { key_id: info.id })
 }
 
-/// REST auth middleware: 401 `{"message"}` on a missing or bad key.
+/// REST auth middleware: 401 `{"message"}` on a missing or bad key, 429 with `Retry-After`
+/// over the key's rate limit.
 async fn rest_auth(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     match authenticate(&state, req.headers()).await {
         Ok(caller) => {
             req.extensions_mut().insert(caller);
             next.run(req).await
+        }
+        Err(AuthFailure::RateLimited { retry_after_secs }) => {
+            crate::rest::ApiError::RateLimited { retry_after_secs }.into_response()
         }
         Err(f) => {
             let status = match f {
@@ -119,25 +159,30 @@ async fn not_found() -> Response {
         .into_response()
 }
 
-async fn healthz() -> &'static str {
-    "ok"
-}
-
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
+    use crate::ops::{cors, health, request_id};
+
     let rest = crate::rest::router()
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             rest_auth,
         ))
         .layer(axum::middleware::from_fn(deprecation));
-    Router::new()
+    let app = Router::new()
         .nest("/api/v2", rest.clone())
         .nest("/api/v2.2", rest)
         .merge(crate::graphql::router())
-        .route("/healthz", get(healthz))
-        .fallback(not_found)
-        .with_state(state)
+        .merge(crate::rest::openapi::routes())
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(metrics::render))
+        .fallback(not_found);
+    // `Router::layer` wraps each route (after routing, so the matched pattern is known);
+    // the last layer added runs first.
+    let app = cors::apply(app, &state.ops.options().cors)
+        .layer(axum::middleware::from_fn(metrics::track_http));
+    request_id::apply(app).with_state(state)
 }
 
 /// Serves until `shutdown` completes, then drains in-flight requests.

@@ -16,6 +16,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261121_000001_create_tables;
 mod m20261121_000002_contract_metadata_fetch;
+mod m20261121_000003_api_key_rate_limit;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -26,6 +27,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261121_000001_create_tables::Migration),
             Box::new(m20261121_000002_contract_metadata_fetch::Migration),
+            Box::new(m20261121_000003_api_key_rate_limit::Migration),
         ]
     }
 }

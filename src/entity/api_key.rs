@@ -13,6 +13,10 @@ pub struct Model {
     /// Unix milliseconds.
     pub created_at: i64,
     pub revoked_at: Option<i64>,
+    /// Requests per second; `0` = unlimited; `NULL` = the server's default.
+    pub rate_limit_per_sec: Option<i32>,
+    /// Bucket size (requests in a burst); `NULL` = the server's default.
+    pub rate_limit_burst: Option<i32>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

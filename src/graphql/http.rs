@@ -1,12 +1,14 @@
 //! The HTTP face of the schema: `POST /graphql`, `GET /graphql?query=...`, and the GraphiQL page
-//! (`GET /playground`, and `GET /graphql` from a browser).
+//! (`GET /playground`, and `GET /graphql` from a browser) with its assets
+//! (`GET /playground/assets/...`), all compiled into the binary: the page loads nothing from
+//! another host.
 //!
 //! Every execution needs a valid `X-API-Key` ([`crate::server::authenticate`]); the check comes
 //! before the body is read. Statuses follow [`super::error::http_status`].
 
 use async_graphql::Response as GqlResponse;
 use axum::body::Body;
-use axum::extract::{RawQuery, Request, State};
+use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
@@ -16,12 +18,57 @@ use crate::server::{authenticate, AppState, AuthFailure, Caller};
 /// The largest request body read, in bytes. GraphQL documents are small.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
-/// The GraphiQL page (see `playground/README.md`).
+/// The GraphiQL page (see `playground/README.md`). It links its assets with a `?v=` hash of
+/// their content (stamped by `playground/build.mjs`), so they can be cached for good.
 const PLAYGROUND_HTML: &str = include_str!("../../playground/index.html");
 
-/// `GET /playground`.
-pub async fn playground() -> Html<&'static str> {
-    Html(PLAYGROUND_HTML)
+/// The playground's assets, built by `playground/build.mjs` into `playground/dist/` (committed):
+/// name under `/playground/assets/`, content type, content.
+const PLAYGROUND_ASSETS: [(&str, &str, &[u8]); 2] = [
+    (
+        "playground.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../playground/dist/playground.js"),
+    ),
+    (
+        "playground.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../../playground/dist/playground.css"),
+    ),
+];
+
+/// `GET /playground`: revalidated on every load, so a new binary's page (and with it the new
+/// asset versions) is picked up at once.
+pub async fn playground() -> Response {
+    (
+        [
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        Html(PLAYGROUND_HTML),
+    )
+        .into_response()
+}
+
+/// `GET /playground/assets/{file}`: immutable, since the page asks for each file with a hash of
+/// its content; 404 for any other name.
+pub async fn playground_asset(Path(file): Path<String>) -> Response {
+    match PLAYGROUND_ASSETS.iter().find(|(name, _, _)| *name == file) {
+        Some((_, content_type, body)) => (
+            [
+                (header::CONTENT_TYPE, *content_type),
+                (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            ],
+            *body,
+        )
+            .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            axum::Json(serde_json::json!({ "message": "no such playground asset" })),
+        )
+            .into_response(),
+    }
 }
 
 /// `POST /graphql`: a JSON body `{"query", "variables", "operationName"}`.
@@ -95,10 +142,20 @@ fn accepts_html(headers: &HeaderMap) -> bool {
 }
 
 /// The caller (made available to resolvers as request data), or the answer to send instead:
-/// 401 `UNAUTHENTICATED` for a missing, unknown or revoked key; 503 when keys cannot be checked.
+/// 401 `UNAUTHENTICATED` for a missing, unknown or revoked key; 429 `RATE_LIMITED` with
+/// `Retry-After` over the key's rate limit; 503 when keys cannot be checked.
 async fn check_key(state: &AppState, headers: &HeaderMap) -> Result<Caller, Response> {
     match authenticate(state, headers).await {
         Ok(caller) => Ok(caller),
+        Err(f @ AuthFailure::RateLimited { retry_after_secs }) => {
+            let mut resp = respond(
+                StatusCode::TOO_MANY_REQUESTS,
+                &error_response(Code::RateLimited, f.message()),
+            );
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            Err(resp)
+        }
         Err(f @ AuthFailure::Unavailable) => Err(respond(
             StatusCode::SERVICE_UNAVAILABLE,
             &error_response(Code::InternalServerError, f.message()),

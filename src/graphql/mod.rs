@@ -27,6 +27,7 @@ pub mod connection;
 pub mod error;
 pub mod http;
 pub mod loaders;
+pub mod metrics;
 pub mod nft;
 pub mod query;
 pub mod scalars;
@@ -51,6 +52,7 @@ pub type AppSchema = Schema<QueryRoot, EmptyMutation, EmptySubscription>;
 
 fn builder() -> SchemaBuilder<QueryRoot, EmptyMutation, EmptySubscription> {
     Schema::build(QueryRoot, EmptyMutation, EmptySubscription)
+        .extension(metrics::OperationMetrics) // first: sees the final, tagged errors
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .extension(error::ErrorCodes {
@@ -69,9 +71,10 @@ pub fn sdl() -> String {
     builder().finish().sdl()
 }
 
-/// `POST /graphql`, `GET /graphql` and `GET /playground`.
+/// `POST /graphql`, `GET /graphql`, `GET /playground` and its assets.
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/graphql", get(http::get).post(http::post))
         .route("/playground", get(http::playground))
+        .route("/playground/assets/{file}", get(http::playground_asset))
 }

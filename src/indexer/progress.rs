@@ -1,9 +1,13 @@
 //! Progress of catch-up: blocks/s, logs/s and ETA, logged every few seconds (and drawn on one
-//! updating line when stderr is a terminal).
+//! updating line when stderr is a terminal), and the per-chain indexer series of
+//! [`crate::ops::metrics`] (head, indexed block, lag, blocks/logs ingested), set on every step.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use crate::ops::metrics::{
+    INDEXER_BLOCKS, INDEXER_HEAD, INDEXER_INDEXED, INDEXER_LAG, INDEXER_LOGS, INDEXER_SKIPPED,
+};
 use crate::types::Chain;
 
 const EVERY: Duration = Duration::from_secs(5);
@@ -36,11 +40,26 @@ impl Progress {
         }
     }
 
+    /// Sets the position gauges.
+    fn gauges(&self, indexed: Option<u64>, head: u64) {
+        let chain = self.chain.name();
+        metrics::gauge!(INDEXER_HEAD, "chain" => chain).set(head as f64);
+        if let Some(indexed) = indexed {
+            metrics::gauge!(INDEXER_INDEXED, "chain" => chain).set(indexed as f64);
+            metrics::gauge!(INDEXER_LAG, "chain" => chain).set(head.saturating_sub(indexed) as f64);
+        }
+    }
+
     /// Records a stored range `[from, to]` with the head at `head`.
     pub fn advanced(&mut self, from: u64, to: u64, head: u64, logs: u64, skipped: u64) {
         self.blocks += to - from + 1;
         self.logs += logs;
         self.skipped += skipped;
+        let chain = self.chain.name();
+        metrics::counter!(INDEXER_BLOCKS, "chain" => chain).increment(to - from + 1);
+        metrics::counter!(INDEXER_LOGS, "chain" => chain).increment(logs);
+        metrics::counter!(INDEXER_SKIPPED, "chain" => chain).increment(skipped);
+        self.gauges(Some(to), head);
         self.was_caught_up = false;
         if self.last_report.elapsed() < EVERY {
             return;
@@ -75,12 +94,41 @@ impl Progress {
 
     /// Notes that the follower reached the head.
     pub fn caught_up(&mut self, indexed: Option<u64>, head: u64) {
+        self.gauges(indexed, head);
         if !self.was_caught_up {
             self.was_caught_up = true;
             if self.tty && self.blocks > 0 {
                 eprintln!();
             }
             tracing::info!(chain = %self.chain, indexed = indexed.map_or(-1, |b| b as i64), head, logs = self.logs, "caught up with the chain head");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_the_chain_series() {
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, || {
+            let mut p = Progress::new(Chain::parse("polygon").expect("chain"));
+            p.advanced(100, 109, 120, 7, 1);
+            p.advanced(110, 114, 120, 3, 0);
+            p.caught_up(Some(118), 121);
+        });
+        let text = handle.render();
+        for want in [
+            "tokenql_indexer_head_block{chain=\"polygon\"} 121",
+            "tokenql_indexer_indexed_block{chain=\"polygon\"} 118",
+            "tokenql_indexer_lag_blocks{chain=\"polygon\"} 3",
+            "tokenql_indexer_blocks_ingested_total{chain=\"polygon\"} 15",
+            "tokenql_indexer_logs_ingested_total{chain=\"polygon\"} 10",
+            "tokenql_indexer_logs_skipped_total{chain=\"polygon\"} 1",
+        ] {
+            assert!(text.contains(want), "no `{want}` in:\n{text}");
         }
     }
 }

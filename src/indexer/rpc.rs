@@ -6,8 +6,14 @@
 //! | timeout, connection refused/reset, HTTP 408/429/5xx, malformed or empty response, "rate limit" errors | [`RpcFailure::Transient`]: retried with backoff, then reported |
 //! | "more than N results", "range too large", HTTP 413, response-size errors | [`RpcFailure::TooLarge`]: the caller asks for a smaller range |
 //! | anything else (bad params, method missing, execution reverted) | [`RpcFailure::Permanent`] |
+//!
+//! Every request and every failed attempt is counted ([`crate::ops::metrics::RPC_REQUESTS`],
+//! [`crate::ops::metrics::RPC_ERRORS`] by class), labelled with the chain the endpoint reported
+//! in its first successful `eth_chainId` (`unknown` before that); a reverted `eth_call` is an
+//! answer, not an error.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use alloy::rpc::client::{ClientBuilder, RpcClient};
@@ -19,8 +25,9 @@ use serde_json::{json, Value};
 use super::range::{is_range_error, suggested_span};
 use super::retry::{jitter, RetryPolicy};
 use crate::decode::{self, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
+use crate::ops::metrics::{RPC_ERRORS, RPC_REQUESTS};
 use crate::store::BlockHeader;
-use crate::types::Address;
+use crate::types::{Address, Chain};
 
 /// A classified RPC failure.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,12 +43,25 @@ pub enum RpcFailure {
     Permanent(String),
 }
 
+impl RpcFailure {
+    /// The `class` label of the error series.
+    pub fn class(&self) -> &'static str {
+        match self {
+            RpcFailure::Transient(_) => "transient",
+            RpcFailure::TooLarge { .. } => "too_large",
+            RpcFailure::Permanent(_) => "permanent",
+        }
+    }
+}
+
 /// One chain's RPC endpoint.
 #[derive(Debug, Clone)]
 pub struct Rpc {
     client: RpcClient,
     policy: RetryPolicy,
     endpoint: String,
+    /// The chain the endpoint serves, learnt from `eth_chainId`; shared by clones.
+    chain: Arc<OnceLock<&'static str>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -121,7 +141,26 @@ impl Rpc {
             client,
             policy,
             endpoint: url.to_string(),
+            chain: Arc::default(),
         })
+    }
+
+    /// The `chain` label of this endpoint's series.
+    fn chain_label(&self) -> &'static str {
+        self.chain.get().copied().unwrap_or("unknown")
+    }
+
+    /// Counts one request and, if it failed, its failure.
+    fn record<T>(&self, method: &'static str, r: &Result<T, RpcFailure>) {
+        let chain = self.chain_label();
+        metrics::counter!(RPC_REQUESTS, "chain" => chain, "method" => method).increment(1);
+        if let Err(e) = r {
+            let reverted = method == "eth_call" && matches!(e, RpcFailure::Permanent(_));
+            if !reverted {
+                metrics::counter!(RPC_ERRORS, "chain" => chain, "method" => method, "class" => e.class())
+                    .increment(1);
+            }
+        }
     }
 
     pub fn endpoint(&self) -> &str {
@@ -134,7 +173,9 @@ impl Rpc {
         method: &'static str,
         params: Value,
     ) -> Result<R, RpcFailure> {
-        self.client.request(method, params).await.map_err(classify)
+        let r = self.client.request(method, params).await.map_err(classify);
+        self.record(method, &r);
+        r
     }
 
     /// Retries transient failures under the policy's budget; logs the episode once.
@@ -172,7 +213,11 @@ impl Rpc {
 
     pub async fn chain_id(&self) -> Result<u64, RpcFailure> {
         let s: String = self.call("eth_chainId", json!([])).await?;
-        decode::parse_quantity(&s).map_err(|e| RpcFailure::Transient(e.to_string()))
+        let id = decode::parse_quantity(&s).map_err(|e| RpcFailure::Transient(e.to_string()))?;
+        if let Some(chain) = Chain::from_id(id) {
+            let _ = self.chain.set(chain.name());
+        }
+        Ok(id)
     }
 
     pub async fn block_number(&self) -> Result<u64, RpcFailure> {
@@ -187,7 +232,9 @@ impl Rpc {
         for chunk in numbers.chunks(100) {
             let mut attempt = 1;
             loop {
-                match self.headers_once(chunk).await {
+                let r = self.headers_once(chunk).await;
+                self.record("eth_getBlockByNumber", &r);
+                match r {
                     Ok(h) => {
                         out.extend(h);
                         break;
@@ -282,5 +329,49 @@ impl Rpc {
             Err(RpcFailure::Permanent(_)) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_requests_and_errors_by_class() {
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let rpc = Rpc::new(
+            "http://127.0.0.1:1",
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+        )
+        .expect("client");
+        metrics::with_local_recorder(&recorder, || {
+            rpc.record::<()>("eth_blockNumber", &Err(RpcFailure::Transient("x".into())));
+            // The chain is learnt once, and clones share it.
+            let _ = rpc.clone().chain.set("eth");
+            rpc.record("eth_blockNumber", &Ok(()));
+            rpc.record::<()>(
+                "eth_getLogs",
+                &Err(RpcFailure::TooLarge {
+                    message: "x".into(),
+                    suggested: None,
+                }),
+            );
+            // A reverted eth_call is an answer; another permanent failure is an error.
+            rpc.record::<()>("eth_call", &Err(RpcFailure::Permanent("reverted".into())));
+            rpc.record::<()>("eth_getLogs", &Err(RpcFailure::Permanent("bad".into())));
+        });
+        let text = handle.render();
+        for want in [
+            r#"tokenql_rpc_errors_total{chain="unknown",method="eth_blockNumber",class="transient"} 1"#,
+            r#"tokenql_rpc_requests_total{chain="eth",method="eth_blockNumber"} 1"#,
+            r#"tokenql_rpc_errors_total{chain="eth",method="eth_getLogs",class="too_large"} 1"#,
+            r#"tokenql_rpc_errors_total{chain="eth",method="eth_getLogs",class="permanent"} 1"#,
+            r#"tokenql_rpc_requests_total{chain="eth",method="eth_call"} 1"#,
+        ] {
+            assert!(text.contains(want), "no `{want}` in:\n{text}");
+        }
+        assert!(!text.contains(r#"method="eth_call",class"#), "{text}");
     }
 }

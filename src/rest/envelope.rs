@@ -4,19 +4,25 @@
 //! reference bodies show; every other number inside a record is a JSON string.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::query::Page;
 
 /// `GET /{address}/nft`: `{"status","total","page","page_size","cursor","result"}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = nftOwnerCollection)]
 pub struct NftEnvelope<R> {
     /// `SYNCED` or `SYNCING`.
+    #[schema(value_type = SyncStatusSchema)]
     pub status: &'static str,
     /// Number of matching records; `null` unless `disable_total=false`.
+    #[schema(example = 15)]
     pub total: Option<u64>,
     /// 1-based page number.
+    #[schema(minimum = 1, example = 1)]
     pub page: u64,
     /// The page size asked for (`limit`).
+    #[schema(minimum = 1, maximum = 100, example = 100)]
     pub page_size: u64,
     /// Opens the next page; `null` on the last page.
     pub cursor: Option<String>,
@@ -39,11 +45,14 @@ impl<R> NftEnvelope<R> {
 }
 
 /// `GET /erc20/transfers`: `{"page","page_size","cursor","result"}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = erc20TransfersResponse)]
 pub struct TransferEnvelope<R> {
     /// 1-based page number.
+    #[schema(minimum = 1, example = 1)]
     pub page: u64,
     /// The page size asked for (`limit`).
+    #[schema(minimum = 1, maximum = 100, example = 100)]
     pub page_size: u64,
     /// Opens the next page; `null` on the last page.
     pub cursor: Option<String>,
@@ -61,6 +70,22 @@ impl<R> TransferEnvelope<R> {
             result,
         }
     }
+}
+
+/// The `status` of [`NftEnvelope`] as the OpenAPI document describes it (the envelope writes
+/// `SyncStatus::as_str`): `SYNCED` when the answer is complete, `SYNCING` while a collection it
+/// depends on is being indexed or the indexer trails the chain head.
+#[derive(Debug, Clone, Copy, ToSchema)]
+#[schema(
+    as = syncStatus,
+    rename_all = "UPPERCASE",
+    description = "`SYNCED` when the answer is complete; `SYNCING` while a collection it depends on is still being indexed, or while the indexer trails the chain head."
+)]
+pub enum SyncStatusSchema {
+    /// The answer is complete.
+    Synced,
+    /// A collection the answer depends on is still being indexed, or the indexer lags.
+    Syncing,
 }
 
 /// A stored optional text as the API writes it: blank becomes `null`, never `""`.

@@ -26,6 +26,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::query::QueryError;
 use crate::types::ParseError;
@@ -72,10 +73,14 @@ pub enum ApiError {
     },
 }
 
-/// The body of every error answer.
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    message: &'a str,
+/// The body of every error answer: `{"message": "..."}`.
+#[derive(Serialize, ToSchema)]
+#[schema(as = error)]
+pub struct ErrorBody<'a> {
+    /// What went wrong. A 400 names the parameter and the rule it broke
+    /// (`limit: 0 is out of range; expected 1 to 100`); a 500 or 503 is a fixed, generic text.
+    #[schema(example = "limit: 0 is out of range; expected 1 to 100")]
+    pub message: &'a str,
 }
 
 impl ApiError {

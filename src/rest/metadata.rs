@@ -7,9 +7,11 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 /// The normalized form of an NFT's metadata.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, ToSchema)]
+#[schema(as = normalizedMetadata)]
 pub struct NormalizedMetadata {
     /// Name or title of the NFT.
     pub name: Option<String>,
@@ -26,15 +28,18 @@ pub struct NormalizedMetadata {
 }
 
 /// One trait of an NFT.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = normalizedMetadataAttribute)]
 pub struct Attribute {
     /// The trait's title.
     pub trait_type: Option<String>,
     /// Its value, as the metadata gives it (text, number, boolean).
+    #[schema(schema_with = super::openapi::attribute_value)]
     pub value: Value,
     /// How the value should be displayed.
     pub display_type: Option<String>,
     /// For numeric values, the upper bound.
+    #[schema(value_type = Option<f64>)]
     pub max_value: Option<Value>,
     /// How many values this trait has across the collection; not computed yet.
     pub trait_count: Option<u64>,

@@ -15,6 +15,7 @@ pub mod envelope;
 pub mod error;
 pub mod metadata;
 pub mod nft;
+pub mod openapi;
 pub mod params;
 pub mod transfers;
 

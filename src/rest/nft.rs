@@ -10,6 +10,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::envelope::{text, NftEnvelope};
 use super::error::ApiError;
@@ -20,47 +21,88 @@ use crate::server::AppState;
 use crate::types::{iso8601_ms, Address, Chain, TokenIdFormat, Uint256};
 
 /// One NFT held by the wallet, as Moralis writes it: numbers as strings, missing values `null`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = nftOwner)]
 pub struct NftRecord {
     /// Contract address, lowercase.
+    #[schema(
+        pattern = "^0x[0-9a-f]{40}$",
+        example = "0x57f1887a8bf19b14fc0df6fd9b2acc9af147ea85"
+    )]
     pub token_address: String,
     /// Token id in the asked `format` (decimal, or `0x` hex).
+    #[schema(pattern = "^([0-9]+|0x[0-9a-f]+)$", example = "15")]
     pub token_id: String,
     /// `ERC721` or `ERC1155`.
+    #[schema(value_type = ContractTypeSchema)]
     pub contract_type: String,
     /// The owner, lowercase.
+    #[schema(
+        pattern = "^0x[0-9a-f]{40}$",
+        example = "0x430d5dde0cd48989737a95b4c46e1801a9a08531"
+    )]
     pub owner_of: String,
     /// The block at which the owner acquired it.
+    #[schema(pattern = "^[0-9]+$", example = "19000000")]
     pub block_number: String,
     /// The block at which it was minted, when known.
+    #[schema(pattern = "^[0-9]+$", example = "18999000")]
     pub block_number_minted: Option<String>,
     /// Its token URI, when known.
     pub token_uri: Option<String>,
     /// Its metadata as a JSON-encoded string, or `null` when unknown or not JSON.
+    #[schema(example = "{\"name\":\"#15\",\"image\":\"ipfs://Qm...\"}")]
     pub metadata: Option<String>,
     /// The normalized metadata when `normalizeMetadata=true`, else `null`.
     pub normalized_metadata: Option<NormalizedMetadata>,
-    /// Preview media. Always `null` for now: previews (`media_items=true`) arrive with the
-    /// preview pipeline of a later issue, and until then there is nothing to describe.
+    /// Preview media (`media_items=true`). Always `null` in this version: previews are not
+    /// generated yet.
+    // Previews arrive with the preview pipeline of a later issue; until then there is nothing
+    // to describe.
+    #[schema(value_type = Option<Object>)]
     pub media: Option<Value>,
     /// How many the owner holds (1 for ERC721).
+    #[schema(pattern = "^[0-9]+$", example = "1")]
     pub amount: String,
     /// Collection name, when known.
     pub name: Option<String>,
     /// Collection symbol, when known.
     pub symbol: Option<String>,
     /// A stable identifier of the token.
+    #[schema(
+        pattern = "^[0-9a-f]{32}$",
+        example = "502cee781b0fb40ea02508b21d319ced"
+    )]
     pub token_hash: String,
     /// When the token URI was last read (ISO 8601, ms).
+    #[schema(
+        pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$",
+        example = "2024-01-02T03:04:05.000Z"
+    )]
     pub last_token_uri_sync: Option<String>,
     /// When the metadata was last read (ISO 8601, ms).
+    #[schema(
+        pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$",
+        example = "2024-01-02T03:04:05.000Z"
+    )]
     pub last_metadata_sync: Option<String>,
     /// Who minted it, when known.
+    #[schema(pattern = "^0x[0-9a-f]{40}$")]
     pub minter_address: Option<String>,
     /// Whether the collection is possibly spam.
     pub possible_spam: bool,
     /// Whether the collection is verified.
     pub verified_collection: bool,
+}
+
+/// `contract_type` as the OpenAPI document describes it (the record copies the stored text).
+#[derive(Debug, Clone, Copy, ToSchema)]
+#[schema(as = contractType, rename_all = "UPPERCASE")]
+pub enum ContractTypeSchema {
+    /// An ERC721 collection: `amount` is `"1"`.
+    Erc721,
+    /// An ERC1155 collection: `amount` is the balance.
+    Erc1155,
 }
 
 impl NftRecord {
@@ -125,6 +167,27 @@ pub(super) fn path_rejection(param: &'static str, r: PathRejection) -> ApiError 
 }
 
 /// The handler of `GET /{address}/nft`.
+#[utoipa::path(
+    get,
+    path = "/{address}/nft",
+    operation_id = "getWalletNFTs",
+    tag = "NFT",
+    summary = "Get NFTs by wallet",
+    description = "The NFTs a wallet owns, one record per (contract, token id), with the block \
+at which the wallet acquired each.\n\n\
+- `status` is `SYNCED` when the answer is complete, and `SYNCING` while a collection it depends \
+on is still being indexed or the indexer trails the chain head.\n\
+- Naming a collection in `token_addresses` that is not fully indexed yet starts its indexing \
+(once), and answers `SYNCING` until it is done.\n\
+- Records are ordered by contract, then token id; pass `cursor` to get the next page.",
+    params(
+        ("address" = super::openapi::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
+        super::openapi::NftQueryParams,
+    ),
+    responses(
+        (status = 200, description = "A page of the wallet's NFTs.", body = NftEnvelope<NftRecord>),
+    ),
+)]
 pub(super) async fn wallet_nfts(
     State(state): State<AppState>,
     address: Result<Path<String>, PathRejection>,

@@ -12,6 +12,7 @@ use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
 use axum::Json;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::envelope::{text, TransferEnvelope};
 use super::error::ApiError;
@@ -32,41 +33,62 @@ pub(super) async fn mark_deprecated(mut response: Response) -> Response {
 }
 
 /// One ERC20 transfer, as Moralis writes it: numbers as strings, missing values `null`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = erc20Transfer)]
 pub struct TransferRecord {
     /// Token name, when known.
+    #[schema(example = "Tether USD")]
     pub token_name: Option<String>,
     /// Token symbol, when known.
+    #[schema(example = "USDT")]
     pub token_symbol: Option<String>,
     /// Token logo URL, when known.
     pub token_logo: Option<String>,
     /// Token decimals, when known.
+    #[schema(pattern = "^[0-9]+$", example = "6")]
     pub token_decimals: Option<String>,
     /// The token contract, lowercase.
+    #[schema(
+        pattern = "^0x[0-9a-f]{40}$",
+        example = "0xdac17f958d2ee523a2206206994597c13d831ec7"
+    )]
     pub contract_address: String,
     /// Hash of the transaction that emitted it.
+    #[schema(pattern = "^0x[0-9a-f]{64}$")]
     pub transaction_hash: String,
     /// Position of the transaction in its block.
+    #[schema(pattern = "^[0-9]+$", example = "12")]
     pub transaction_index: String,
     /// Position of the log in its block.
+    #[schema(pattern = "^[0-9]+$", example = "204")]
     pub log_index: String,
     /// Time of the block (ISO 8601, ms).
+    #[schema(
+        pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$",
+        example = "2024-01-02T03:04:05.000Z"
+    )]
     pub block_timestamp: String,
     /// The block number.
+    #[schema(pattern = "^[0-9]+$", example = "19000000")]
     pub block_number: String,
     /// The block hash.
+    #[schema(pattern = "^0x[0-9a-f]{64}$")]
     pub block_hash: String,
     /// The sender, lowercase.
+    #[schema(pattern = "^0x[0-9a-f]{40}$")]
     pub from_wallet: String,
     /// The sender's label, when known.
     pub from_wallet_label: Option<String>,
     /// The recipient, lowercase.
+    #[schema(pattern = "^0x[0-9a-f]{40}$")]
     pub to_wallet: String,
     /// The recipient's label, when known.
     pub to_wallet_label: Option<String>,
     /// The amount in base units, exact.
+    #[schema(pattern = "^[0-9]+$", example = "57732989482831651")]
     pub value: String,
     /// `value / 10^decimals`, exact; `null` when the decimals are unknown.
+    #[schema(pattern = "^[0-9]+(\\.[0-9]+)?$", example = "57732989482.831651")]
     pub value_decimal: Option<String>,
     /// Whether the token is possibly spam.
     pub possible_spam: bool,
@@ -107,6 +129,24 @@ impl TransferRecord {
 }
 
 /// The handler of `GET /erc20/transfers`.
+#[utoipa::path(
+    get,
+    path = "/erc20/transfers",
+    operation_id = "getErc20Transfers",
+    tag = "Token",
+    summary = "Get ERC20 token transfers",
+    description = "ERC20 transfers that match the filters, newest first: ordered by \
+`block_number` descending, ties broken by `log_index` descending (a total, stable order).\n\n\
+Include or exclude token contracts (`contract_addresses`, `exclude_contracts`) and wallets \
+(`wallet_addresses`, `exclude_wallets`: the sender or the recipient), bound the blocks \
+(`from_block`, `to_block`, inclusive), and pass `cursor` to get the next page.\n\n\
+Deprecated upstream since 2023-09-04, and still served fully: every answer carries a \
+`Deprecation` header (RFC 9745).",
+    params(super::openapi::TransferQueryParams),
+    responses(
+        (status = 200, description = "A page of transfers.", body = TransferEnvelope<TransferRecord>),
+    ),
+)]
 pub(super) async fn erc20_transfers(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,

@@ -1,0 +1,210 @@
+//! Prometheus metrics, served at `GET /metrics` (no API key).
+//!
+//! One recorder is installed per process, the first time [`handle`] is called (building an
+//! [`crate::AppState`] does), and every app of the process renders through the same handle:
+//! several servers in one test process share their series. If the embedding program installed
+//! another `metrics` recorder first, `/metrics` stays empty and a warning is logged.
+//!
+//! Series (names are the constants below; labels in brackets):
+//!
+//! | series | type | labels |
+//! |---|---|---|
+//! | [`HTTP_REQUESTS`] | counter | `method`, `route` (the matched pattern, e.g. `/api/v2/{address}/nft`; `unmatched` for 404s), `status` |
+//! | [`HTTP_DURATION`] | histogram, seconds to the response head | same |
+//! | [`GRAPHQL_OPERATIONS`] | counter | `type` (`query`, …, `unknown` when unparsable), `name` (operation name, `anonymous`, or `other` past [`crate::graphql::metrics::MAX_NAMES`] distinct names), `outcome` (`ok` or the lowercase `extensions.code` of the first error) |
+//! | [`GRAPHQL_DURATION`] | histogram, seconds | `type`, `outcome` |
+//! | [`RATE_LIMITED`] | counter | `key_id` |
+//! | [`INDEXER_HEAD`], [`INDEXER_INDEXED`], [`INDEXER_LAG`] | gauges, blocks | `chain` |
+//! | [`INDEXER_BLOCKS`], [`INDEXER_LOGS`], [`INDEXER_SKIPPED`] | counters | `chain` |
+//! | [`RPC_REQUESTS`] | counter | `chain`, `method` |
+//! | [`RPC_ERRORS`] | counter, every failed attempt | `chain`, `method`, `class` (`transient`, `too_large`, `permanent`) |
+//! | [`DB_POOL_CONNECTIONS`], [`DB_POOL_IDLE`], [`DB_POOL_MAX`] | gauges, refreshed at each scrape | `backend` |
+//! | [`BUILD_INFO`] | gauge, always 1 | `version` |
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{header, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use sea_orm::{DatabaseConnection, DatabaseConnectionType};
+
+use crate::server::AppState;
+
+pub const HTTP_REQUESTS: &str = "tokenql_http_requests_total";
+pub const HTTP_DURATION: &str = "tokenql_http_request_duration_seconds";
+pub const GRAPHQL_OPERATIONS: &str = "tokenql_graphql_operations_total";
+pub const GRAPHQL_DURATION: &str = "tokenql_graphql_operation_duration_seconds";
+pub const RATE_LIMITED: &str = "tokenql_rate_limited_requests_total";
+pub const INDEXER_HEAD: &str = "tokenql_indexer_head_block";
+pub const INDEXER_INDEXED: &str = "tokenql_indexer_indexed_block";
+pub const INDEXER_LAG: &str = "tokenql_indexer_lag_blocks";
+pub const INDEXER_BLOCKS: &str = "tokenql_indexer_blocks_ingested_total";
+pub const INDEXER_LOGS: &str = "tokenql_indexer_logs_ingested_total";
+pub const INDEXER_SKIPPED: &str = "tokenql_indexer_logs_skipped_total";
+pub const RPC_REQUESTS: &str = "tokenql_rpc_requests_total";
+pub const RPC_ERRORS: &str = "tokenql_rpc_errors_total";
+pub const DB_POOL_CONNECTIONS: &str = "tokenql_db_pool_connections";
+pub const DB_POOL_IDLE: &str = "tokenql_db_pool_idle_connections";
+pub const DB_POOL_MAX: &str = "tokenql_db_pool_max_connections";
+pub const BUILD_INFO: &str = "tokenql_build_info";
+
+/// Histogram buckets, in seconds: 1 ms to 30 s.
+const BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// The process's recorder handle, installing the recorder on first use.
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let builder = PrometheusBuilder::new()
+            .set_buckets(&BUCKETS)
+            .unwrap_or_else(|_| PrometheusBuilder::new());
+        match builder.install_recorder() {
+            Ok(handle) => {
+                describe();
+                handle
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "another metrics recorder is installed; /metrics will be empty");
+                PrometheusBuilder::new().build_recorder().handle()
+            }
+        }
+    })
+}
+
+fn describe() {
+    describe_counter!(
+        HTTP_REQUESTS,
+        "HTTP requests answered, by route pattern and status."
+    );
+    describe_histogram!(
+        HTTP_DURATION,
+        metrics::Unit::Seconds,
+        "Time to the response head, by route pattern and status."
+    );
+    describe_counter!(
+        GRAPHQL_OPERATIONS,
+        "GraphQL operations executed, by type, name and outcome."
+    );
+    describe_histogram!(
+        GRAPHQL_DURATION,
+        metrics::Unit::Seconds,
+        "GraphQL execution time, by type and outcome."
+    );
+    describe_counter!(RATE_LIMITED, "Requests refused by the per-key rate limit.");
+    describe_gauge!(INDEXER_HEAD, "The chain head last seen by the indexer.");
+    describe_gauge!(INDEXER_INDEXED, "The last block indexed.");
+    describe_gauge!(
+        INDEXER_LAG,
+        "Blocks between the chain head and the last indexed block."
+    );
+    describe_counter!(INDEXER_BLOCKS, "Blocks ingested by the follower.");
+    describe_counter!(INDEXER_LOGS, "Transfer logs ingested by the follower.");
+    describe_counter!(INDEXER_SKIPPED, "Logs skipped as not decodable.");
+    describe_counter!(
+        RPC_REQUESTS,
+        "JSON-RPC requests sent (a batch counts once)."
+    );
+    describe_counter!(RPC_ERRORS, "Failed JSON-RPC attempts, by failure class.");
+    describe_gauge!(DB_POOL_CONNECTIONS, "Open database connections.");
+    describe_gauge!(DB_POOL_IDLE, "Idle database connections.");
+    describe_gauge!(DB_POOL_MAX, "The database pool's maximum size.");
+    describe_gauge!(BUILD_INFO, "Always 1; the version is a label.");
+    gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
+}
+
+/// `GET /metrics`: the Prometheus text format.
+pub async fn render(State(state): State<AppState>) -> Response {
+    record_pool(state.db());
+    let handle = handle();
+    handle.run_upkeep();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        handle.render(),
+    )
+        .into_response()
+}
+
+/// Sets the pool gauges from the sqlx pool behind `db`.
+fn record_pool(db: &DatabaseConnection) {
+    let (backend, size, idle, max) = match &db.inner {
+        DatabaseConnectionType::SqlxSqlitePoolConnection(_) => {
+            let p = db.get_sqlite_connection_pool();
+            (
+                "sqlite",
+                p.size(),
+                p.num_idle(),
+                p.options().get_max_connections(),
+            )
+        }
+        DatabaseConnectionType::SqlxPostgresPoolConnection(_) => {
+            let p = db.get_postgres_connection_pool();
+            (
+                "postgres",
+                p.size(),
+                p.num_idle(),
+                p.options().get_max_connections(),
+            )
+        }
+        DatabaseConnectionType::SqlxMySqlPoolConnection(_) => {
+            let p = db.get_mysql_connection_pool();
+            (
+                "mysql",
+                p.size(),
+                p.num_idle(),
+                p.options().get_max_connections(),
+            )
+        }
+        _ => return,
+    };
+    gauge!(DB_POOL_CONNECTIONS, "backend" => backend).set(f64::from(size));
+    gauge!(DB_POOL_IDLE, "backend" => backend).set(idle as f64);
+    gauge!(DB_POOL_MAX, "backend" => backend).set(f64::from(max));
+}
+
+/// The method as a label: the standard ones by name, anything else `other`.
+fn method_label(m: &Method) -> &'static str {
+    match *m {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        _ => "other",
+    }
+}
+
+/// Middleware counting and timing every answer by matched route and status. It runs after
+/// routing (it is added with `Router::layer`), so [`MatchedPath`] is known: raw URLs, which
+/// carry addresses, never become labels.
+pub async fn track_http(req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let method = method_label(req.method());
+    let start = Instant::now();
+    let resp = next.run(req).await;
+    let elapsed = start.elapsed().as_secs_f64();
+    let status = resp.status().as_u16().to_string();
+    counter!(HTTP_REQUESTS, "method" => method, "route" => route.clone(), "status" => status.clone())
+        .increment(1);
+    histogram!(HTTP_DURATION, "method" => method, "route" => route, "status" => status)
+        .record(elapsed);
+    resp
+}
+
+/// Counts a request refused by the rate limiter.
+pub fn rate_limited(key_id: i32) {
+    counter!(RATE_LIMITED, "key_id" => key_id.to_string()).increment(1);
+}

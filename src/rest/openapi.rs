@@ -1,0 +1,305 @@
+//! The OpenAPI 3.1 document of the REST v2 routes, generated from the code, and the two routes
+//! that publish it: `GET /openapi.json` (the document) and `GET /docs` (a self-contained API
+//! reference page that renders it, with no external assets, so it works offline).
+//!
+//! Where each part comes from:
+//!
+//! - the operations: `#[utoipa::path]` on the handlers in [`super::nft`] and
+//!   [`super::transfers`] (path, operation id, description, query parameters, 200 body);
+//! - the record and envelope schemas: `ToSchema` on the types the handlers serialize
+//!   ([`super::nft::NftRecord`], [`super::envelope::NftEnvelope`], …), so a field added there
+//!   appears here;
+//! - the query parameters: [`NftQueryParams`] and [`TransferQueryParams`] (in `params`), which
+//!   mirror what [`super::params`] accepts (the parser reads a raw query string, so it has no
+//!   typed struct to derive from); `tests/openapi_doc.rs` checks that every parameter the
+//!   parser accepts is documented;
+//! - the chain list: the chain table of [`crate::types::Chain`];
+//! - what both operations share ([`Finish`]): the `X-API-Key` security scheme, the
+//!   `{"message"}` error answers, `deprecated` and the `Deprecation` header of the transfers
+//!   route;
+//! - last, `normalize` gives the generic envelopes their names, marks every response field as
+//!   required (all are always written, `null` when missing) and unwraps doc-comment lines.
+//!
+//! The committed `openapi.json` at the repository root is this document, kept current by
+//! `tests/openapi_doc.rs` (`UPDATE_OPENAPI=1` rewrites it).
+
+use std::sync::OnceLock;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::{
+    ContentBuilder, Deprecated, HeaderBuilder, OpenApi as OpenApiDoc, RefOr, ResponseBuilder,
+};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+use super::error::ErrorBody;
+use crate::server::AppState;
+
+mod normalize;
+mod params;
+
+pub use params::{
+    attribute_value, AddressSchema, ChainList, NftQueryParams, TokenIdFormatSchema,
+    TransferQueryParams,
+};
+
+/// The name of the security scheme of every operation.
+pub const SECURITY_SCHEME: &str = "ApiKeyAuth";
+
+/// The general description of the document (CommonMark).
+const DESCRIPTION: &str = "\
+REST routes of tokenql, drop-in compatible with the two routes of the **Moralis Web3 Data API \
+v2** that they implement: the NFTs a wallet owns, and the ERC20 transfers that touched a set of \
+wallets or contracts.
+
+- **Base paths.** The routes live under `/api/v2`; `/api/v2.2` serves exactly the same routes \
+(the default base of the newest official JS SDK).
+- **Authentication.** Every request carries an `X-API-Key` header (name case-insensitive). \
+Keys are created with `tokenql keys create`. A missing or unknown key is a 401.
+- **Values are JSON strings**, numbers included (`block_number`, `value`, `token_id`, …), \
+exactly as Moralis writes them; booleans are JSON booleans; `page` and `page_size` are JSON \
+integers. A missing value is `null`, never `\"\"`. uint256 values are exact decimal strings. \
+Timestamps are ISO 8601 UTC with milliseconds. Addresses and hashes are lowercase `0x` hex.
+- **Addresses in requests** are accepted in any letter case.
+- **Lists in the query string**: repeated keys (`a=1&a=2`), brackets (`a[]=1&a[]=2`), indexed \
+keys (`a[0]=1&a[1]=2`) and comma-separated values (`a=1,2`) all work.
+- **Paging** is by cursor: pass the `cursor` of an answer to get the next page; it is `null` on \
+the last page.
+- **Errors** are `{\"message\": \"...\"}`: 400 names the parameter and the rule it broke, 401 \
+a missing or unknown key, 404 an unknown route, 429 a rate limit (with `Retry-After`), 500 \
+and 503 our fault (a generic message; details only in the server log).";
+
+/// The document's skeleton; [`Finish`] adds what both operations share.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "tokenql REST API (Moralis Web3 Data API v2 compatible)",
+        description = DESCRIPTION,
+        license(name = "MIT OR Apache-2.0"),
+    ),
+    servers(
+        (url = "/api/v2", description = "The v2 routes."),
+        (url = "/api/v2.2", description = "The same routes under the base path of the newest official JS SDK."),
+    ),
+    paths(super::nft::wallet_nfts, super::transfers::erc20_transfers),
+    components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, ErrorBody)),
+    security(("ApiKeyAuth" = [])),
+    tags(
+        (name = "NFT", description = "NFTs owned by a wallet."),
+        (name = "Token", description = "ERC20 token transfers."),
+    ),
+    modifiers(&Finish),
+)]
+struct ApiDoc;
+
+/// Adds what both operations share: the security scheme, the error answers, the deprecation
+/// of the transfers route.
+struct Finish;
+
+/// The error answers of every operation: status and when it happens.
+const ERRORS: &[(&str, &str)] = &[
+    (
+        "400",
+        "A parameter broke a rule; the message names the parameter and the rule.",
+    ),
+    (
+        "401",
+        "The `X-API-Key` header is missing, or the key is unknown or revoked.",
+    ),
+    (
+        "404",
+        "No such route (for example a path segment that is empty or holds a `/`).",
+    ),
+    (
+        "429",
+        "Too many requests; retry after `Retry-After` seconds.",
+    ),
+    (
+        "500",
+        "Our fault; the message is generic and the details are in the server log.",
+    ),
+    (
+        "503",
+        "The database is temporarily unavailable; retry later.",
+    ),
+];
+
+/// The `Deprecation` header of the transfers route (RFC 9745).
+fn deprecation_header() -> utoipa::openapi::Header {
+    HeaderBuilder::new()
+        .schema(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .examples([serde_json::json!("@1693785600")]),
+        )
+        .description(Some(
+            "RFC 9745: this route is deprecated (upstream since 2023-09-04, written as an RFC \
+             9651 date, `@` and Unix seconds). It is still served fully.",
+        ))
+        .build()
+}
+
+fn error_response(description: &str) -> utoipa::openapi::Response {
+    let mut r = ResponseBuilder::new().description(description).content(
+        "application/json",
+        ContentBuilder::new()
+            .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                ErrorBody::name(),
+            ))))
+            .build(),
+    );
+    if description.contains("Retry-After") {
+        r = r.header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .minimum(Some(0)),
+                )
+                .description(Some("Seconds to wait before retrying."))
+                .build(),
+        );
+    }
+    r.build()
+}
+
+fn add_errors(op: &mut Operation) {
+    for (status, description) in ERRORS {
+        op.responses
+            .responses
+            .insert((*status).to_string(), RefOr::T(error_response(description)));
+    }
+}
+
+impl Modify for Finish {
+    fn modify(&self, doc: &mut OpenApiDoc) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            SECURITY_SCHEME,
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-API-Key",
+                "An API key created with `tokenql keys create`. The header name is \
+                 case-insensitive. An `Authorization: Bearer` header, as some SDKs also send, \
+                 is ignored.",
+            ))),
+        );
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let Some(op) = item.get.as_mut() else {
+                continue;
+            };
+            add_errors(op);
+            if path == "/erc20/transfers" {
+                op.deprecated = Some(Deprecated::True);
+                for response in op.responses.responses.values_mut() {
+                    if let RefOr::T(r) = response {
+                        r.headers
+                            .insert("Deprecation".to_string(), deprecation_header());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The OpenAPI 3.1 document of the REST v2 routes.
+pub fn document() -> OpenApiDoc {
+    let doc = ApiDoc::openapi();
+    serde_json::to_value(&doc)
+        .ok()
+        .map(normalize::normalize)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or(doc)
+}
+
+/// The document as served and committed: pretty JSON with one trailing newline.
+pub fn to_json() -> Result<String, serde_json::Error> {
+    serde_json::to_string_pretty(&document()).map(|s| format!("{s}\n"))
+}
+
+/// The API reference page: self-contained HTML, CSS and JS that fetches `openapi.json`.
+pub const DOCS_HTML: &str = include_str!("openapi_docs.html");
+
+/// `GET /openapi.json`: the document, built once.
+async fn openapi_json() -> Response {
+    static JSON: OnceLock<Result<String, String>> = OnceLock::new();
+    match JSON.get_or_init(|| to_json().map_err(|e| e.to_string())) {
+        Ok(json) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            json.clone(),
+        )
+            .into_response(),
+        Err(e) => super::ApiError::Internal {
+            context: "openapi document",
+            detail: e.clone(),
+        }
+        .into_response(),
+    }
+}
+
+/// `GET /docs`: the API reference page.
+async fn docs() -> Response {
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        )],
+        DOCS_HTML,
+    )
+        .into_response()
+}
+
+/// `GET /openapi.json` and `GET /docs`, both public (no API key).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/openapi.json", get(openapi_json))
+        .route("/docs", get(docs))
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::openapi::{RefOr, Schema};
+    use utoipa::PartialSchema;
+
+    use super::*;
+    use crate::types::Chain;
+
+    #[test]
+    fn is_openapi_3_1_with_both_operations() {
+        let doc = serde_json::to_value(document()).unwrap_or_default();
+        assert!(doc["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1")));
+        assert_eq!(
+            doc["paths"]["/{address}/nft"]["get"]["operationId"],
+            "getWalletNFTs"
+        );
+        let transfers = &doc["paths"]["/erc20/transfers"]["get"];
+        assert_eq!(transfers["operationId"], "getErc20Transfers");
+        assert_eq!(transfers["deprecated"], true);
+        assert!(transfers["responses"]["200"]["headers"]["Deprecation"].is_object());
+        assert!(doc["paths"]["/{address}/nft"]["get"]["deprecated"].is_null());
+    }
+
+    #[test]
+    fn chain_list_is_the_chain_table() {
+        let RefOr::T(Schema::Object(o)) = ChainList::schema() else {
+            panic!("chainList is not an object schema");
+        };
+        let values = o.enum_values.unwrap_or_default();
+        for c in Chain::all() {
+            assert!(values.contains(&serde_json::json!(c.name())));
+            assert!(values.contains(&serde_json::json!(c.hex_id())));
+        }
+        assert_eq!(values.len(), 2 * Chain::all().count());
+    }
+}

@@ -1,0 +1,200 @@
+//! The parameters of both operations, and the small schemas they and the records use. The
+//! query string is parsed by hand ([`crate::rest::params`]), so there is no typed struct to
+//! derive from: [`NftQueryParams`] and [`TransferQueryParams`] mirror what the parser accepts,
+//! and `tests/openapi_doc.rs` checks that they stay complete.
+
+use std::borrow::Cow;
+
+use utoipa::openapi::schema::{Object, ObjectBuilder, SchemaType, Type};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
+
+use crate::types::Chain;
+
+/// An EVM address as a request may write it (`address` component).
+pub struct AddressSchema;
+
+impl PartialSchema for AddressSchema {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("^0[xX][0-9a-fA-F]{40}$"))
+            .description(Some(
+                "An EVM address: `0x` followed by 40 hex digits, in any letter case (a \
+                 mixed-case address need not be a valid EIP-55 checksum). Answers write \
+                 addresses lowercase.",
+            ))
+            .examples([serde_json::json!(crate::demo::EXAMPLE_NFT_WALLET)])
+            .into()
+    }
+}
+
+impl ToSchema for AddressSchema {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("address")
+    }
+}
+
+/// The `chain` parameter (`chainList` component), built from the chain table.
+pub struct ChainList;
+
+impl PartialSchema for ChainList {
+    fn schema() -> RefOr<Schema> {
+        let values: Vec<String> = Chain::all()
+            .flat_map(|c| [c.name().to_string(), c.hex_id()])
+            .collect();
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(values))
+            .default(Some(serde_json::json!(Chain::ETH.name())))
+            .description(Some(
+                "A supported chain, by name or by `0x` hex chain id (hex ids are accepted in \
+                 any letter case).",
+            ))
+            .examples([serde_json::json!(Chain::ETH.name())])
+            .into()
+    }
+}
+
+impl ToSchema for ChainList {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("chainList")
+    }
+}
+
+/// The value of a metadata attribute: any JSON value, as the metadata gives it.
+pub fn attribute_value() -> Object {
+    ObjectBuilder::new()
+        .description(Some(
+            "Its value, as the metadata gives it: usually text or a number, but any JSON value \
+             is passed through.",
+        ))
+        .schema_type(SchemaType::from_iter([
+            Type::String,
+            Type::Number,
+            Type::Boolean,
+            Type::Object,
+            Type::Array,
+            Type::Null,
+        ]))
+        .build()
+}
+
+/// The `format` parameter (`tokenIdFormat` component): how token ids are written.
+pub struct TokenIdFormatSchema;
+
+impl PartialSchema for TokenIdFormatSchema {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["decimal", "hex"]))
+            .default(Some(serde_json::json!("decimal")))
+            .description(Some(
+                "How token ids are written: `decimal` digits, or `hex` (`0x` and lowercase hex \
+                 digits).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for TokenIdFormatSchema {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("tokenIdFormat")
+    }
+}
+
+/// The query parameters of `GET /{address}/nft`, as [`crate::rest::params::NftParams`] parses them.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Describes the query string; never built.
+pub struct NftQueryParams {
+    /// The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). Default
+    /// `eth` (`0x1`). Any other value is a 400.
+    #[param(value_type = ChainList, required = false)]
+    chain: String,
+    /// How `token_id` is written: `decimal` (default) or `0x`-prefixed `hex`. Anything else
+    /// is a 400.
+    #[param(value_type = TokenIdFormatSchema, required = false)]
+    format: String,
+    /// The page size: an integer from 1 to 100, default 100. Out of range or not an integer:
+    /// 400.
+    #[param(required = false, minimum = 1, maximum = 100, default = 100)]
+    limit: i64,
+    /// `false` to have the envelope's `total` filled in (the number of matching records);
+    /// default `true`, which leaves `total` `null` and is faster. Soon to be deprecated
+    /// upstream.
+    #[param(required = false, default = true)]
+    disable_total: bool,
+    /// `true` to leave out NFTs of collections marked as possible spam; default `false`.
+    #[param(required = false, default = false)]
+    exclude_spam: bool,
+    /// Only NFTs of these contracts. The first request naming a collection that is not fully
+    /// indexed yet starts its indexing, and answers `SYNCING` until it is done. Repeat the key
+    /// for several values (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed
+    /// (`name[0]=a&name[1]=b`) and comma-separated (`name=a,b`) forms work too, in any mix. Up
+    /// to 100 addresses.
+    #[param(value_type = Vec<AddressSchema>, required = false, style = Form, explode, max_items = 100)]
+    token_addresses: Vec<String>,
+    /// The `cursor` of the previous answer, to get the next page. It is opaque and bound to
+    /// the query it came from: a tampered, foreign or malformed cursor is a 400.
+    #[param(required = false, max_length = 4096)]
+    cursor: String,
+    /// `true` to have `normalized_metadata` filled in (name, description, image,
+    /// external_link, animation_url, attributes); default `false`, which leaves it `null`.
+    #[param(rename = "normalizeMetadata", required = false, default = false)]
+    normalize_metadata: bool,
+    /// Whether preview media is asked for; default `false`. Accepted, but previews are not
+    /// generated yet: `media` is always `null`.
+    #[param(required = false, default = false)]
+    media_items: bool,
+}
+
+/// The query parameters of `GET /erc20/transfers`, as [`crate::rest::params::TransferParams`]
+/// parses them.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Describes the query string; never built.
+pub struct TransferQueryParams {
+    /// The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). Default
+    /// `eth` (`0x1`). Any other value is a 400.
+    #[param(value_type = ChainList, required = false)]
+    chain: String,
+    /// Only transfers in this block or later (inclusive). A non-negative integer of at most
+    /// 9223372036854775807; negative, not an integer, or greater than `to_block`: 400.
+    #[param(required = false, minimum = 0)]
+    from_block: i64,
+    /// Only transfers in this block or earlier (inclusive). A non-negative integer of at most
+    /// 9223372036854775807; negative or not an integer: 400.
+    #[param(required = false, minimum = 0)]
+    to_block: i64,
+    /// The page size: an integer from 1 to 100, default 100. Out of range or not an integer:
+    /// 400.
+    #[param(required = false, minimum = 1, maximum = 100, default = 100)]
+    limit: i64,
+    /// Only transfers of these token contracts. Repeat the key for several values
+    /// (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed (`name[0]=a&name[1]=b`)
+    /// and comma-separated (`name=a,b`) forms work too, in any mix. Up to 100 addresses.
+    #[param(value_type = Vec<AddressSchema>, required = false, style = Form, explode, max_items = 100)]
+    contract_addresses: Vec<String>,
+    /// Leave out transfers of these token contracts. Repeat the key for several values
+    /// (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed (`name[0]=a&name[1]=b`)
+    /// and comma-separated (`name=a,b`) forms work too, in any mix. Up to 100 addresses.
+    #[param(value_type = Vec<AddressSchema>, required = false, style = Form, explode, max_items = 100)]
+    exclude_contracts: Vec<String>,
+    /// Only transfers whose sender or recipient is one of these wallets. Repeat the key for
+    /// several values (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed
+    /// (`name[0]=a&name[1]=b`) and comma-separated (`name=a,b`) forms work too, in any mix. Up
+    /// to 100 addresses.
+    #[param(value_type = Vec<AddressSchema>, required = false, style = Form, explode, max_items = 100)]
+    wallet_addresses: Vec<String>,
+    /// Leave out transfers whose sender or recipient is one of these wallets. Repeat the key
+    /// for several values (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed
+    /// (`name[0]=a&name[1]=b`) and comma-separated (`name=a,b`) forms work too, in any mix. Up
+    /// to 100 addresses.
+    #[param(value_type = Vec<AddressSchema>, required = false, style = Form, explode, max_items = 100)]
+    exclude_wallets: Vec<String>,
+    /// The `cursor` of the previous answer, to get the next page. It is opaque and bound to
+    /// the query it came from: a tampered, foreign or malformed cursor is a 400.
+    #[param(required = false, max_length = 4096)]
+    cursor: String,
+}

@@ -1,0 +1,221 @@
+// Opens tokenql's GraphiQL playground in headless Chromium and uses it as a person would:
+// types the API key, checks the docs explorer (fed by introspection), runs both preloaded
+// example queries and waits for their data in the result pane, then saves a screenshot.
+//
+//   node playground.mjs BASE_URL API_KEY SCREENSHOT.png
+//
+// Every request the page makes is recorded. The run fails on a failed request, an HTTP error
+// status, a request to any host but BASE_URL's (such requests are also blocked), a JavaScript
+// error or a console error. Chromium is the system's (/usr/bin/chromium, or $CHROMIUM); this
+// package only holds playwright-core, which downloads no browser.
+//
+// Exit status: 0 when everything worked; 1 with the reason on stderr otherwise (a screenshot
+// of the failure is saved next to SCREENSHOT, as *-failure.png).
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+import { chromium } from 'playwright-core';
+
+const [baseArg, apiKey, screenshot] = process.argv.slice(2);
+if (!baseArg || !apiKey || !screenshot) {
+  console.error('usage: node playground.mjs BASE_URL API_KEY SCREENSHOT.png');
+  process.exit(2);
+}
+const base = new URL(baseArg);
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+const STEP_MS = 60_000;
+
+const log = (msg) => console.error(`playground.mjs: ${msg}`);
+const problems = [];
+const requests = [];
+
+// The first problem also ends the step under way (see `guard`) instead of letting it time out.
+let failStep;
+const problemSeen = new Promise((_, reject) => {
+  failStep = reject;
+});
+problemSeen.catch(() => {});
+function problem(msg) {
+  problems.push(msg);
+  failStep(new Error(msg));
+}
+const guard = (step) => Promise.race([step, problemSeen]);
+
+// True for the tokenql server itself and for URLs that never touch the network.
+function isLocal(url) {
+  const u = new URL(url);
+  if (u.protocol === 'data:' || u.protocol === 'blob:' || u.protocol === 'about:') return true;
+  return u.host === base.host && u.protocol === base.protocol;
+}
+
+// Resolves when `locator`'s text contains every one of `needles`.
+async function waitForText(page, selector, needles, what) {
+  const locator = page.locator(selector).first();
+  const deadline = Date.now() + STEP_MS;
+  let text = '';
+  while (Date.now() < deadline) {
+    text = (await locator.innerText().catch(() => '')) || '';
+    if (needles.every((n) => text.includes(n))) return text;
+    if (problems.length) break;
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`${what}: ${selector} never showed ${needles.join(', ')}; it shows:\n${text.slice(0, 1500)}`);
+}
+
+// Runs the query of the active tab and checks both the HTTP answer and the result pane.
+async function runActiveTab(page, operationName, field, needles) {
+  const answer = page.waitForResponse(
+    (r) =>
+      r.url() === new URL('/graphql', base).toString() &&
+      r.request().method() === 'POST' &&
+      String((r.request().postDataJSON() || {}).query).includes(`query ${operationName}(`),
+    { timeout: STEP_MS },
+  );
+  answer.catch(() => {}); // awaited below; no unhandled rejection if the click fails first
+  await page.locator('.graphiql-execute-button').click();
+  const resp = await guard(answer);
+  const body = await resp.json();
+  if (resp.status() !== 200 || body.errors) {
+    throw new Error(`${operationName}: HTTP ${resp.status()}: ${JSON.stringify(body).slice(0, 800)}`);
+  }
+  const edges = body.data?.[field]?.edges ?? [];
+  if (edges.length === 0) throw new Error(`${operationName}: no edges in ${JSON.stringify(body)}`);
+  await waitForText(page, '.graphiql-response', needles, `${operationName} result`);
+  log(`${operationName}: ${edges.length} edges, shown in the result pane`);
+  return edges.length;
+}
+
+// Runs `action` and checks the schema introspection it causes: sent with the key, answered.
+async function checkIntrospection(page, action, what) {
+  const introspection = page.waitForResponse(
+    (r) =>
+      r.request().method() === 'POST' &&
+      (r.request().postDataJSON() || {}).operationName === 'IntrospectionQuery',
+    { timeout: STEP_MS },
+  );
+  introspection.catch(() => {}); // awaited below
+  await guard(action());
+  const resp = await guard(introspection);
+  const sentKey = await resp.request().headerValue('x-api-key');
+  if (sentKey !== apiKey) throw new Error(`${what}: introspection sent X-API-Key ${JSON.stringify(sentKey)}`);
+  const schema = await resp.json();
+  if (resp.status() !== 200 || !schema.data?.__schema) {
+    throw new Error(`${what}: introspection: HTTP ${resp.status()}: ${JSON.stringify(schema).slice(0, 800)}`);
+  }
+}
+
+// Opens the docs explorer and follows the link to the Query type.
+async function openDocs(page) {
+  await page.locator('button[aria-label="Show Documentation Explorer"]').click();
+  await waitForText(page, '.graphiql-doc-explorer', ['Query'], 'docs explorer');
+  await page.locator('.graphiql-doc-explorer a', { hasText: /^Query$/ }).first().click();
+  await waitForText(page, '.graphiql-doc-explorer', ['nftsByWallet', 'erc20Transfers'], 'docs of Query');
+  log('the docs explorer lists nftsByWallet and erc20Transfers');
+}
+
+let browser;
+let page;
+let ok = false;
+try {
+  browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    chromiumSandbox: false,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    // Playwright gives the browser a fresh, empty profile (--user-data-dir) of its own.
+  });
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+
+  // Nothing may leave the machine: requests to other hosts are recorded and blocked.
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (isLocal(url)) return route.continue();
+    problem(`request to another host: ${url}`);
+    return route.abort('blockedbyclient');
+  });
+  context.on('request', (req) => requests.push(`${req.method()} ${req.url()}`));
+  context.on('requestfailed', (req) => {
+    problem(`request failed: ${req.method()} ${req.url()}: ${req.failure()?.errorText}`);
+  });
+  context.on('response', (resp) => {
+    if (resp.status() >= 400) problem(`HTTP ${resp.status()}: ${resp.request().method()} ${resp.url()}`);
+  });
+
+  page = await context.newPage();
+  page.on('pageerror', (err) => problem(`JavaScript error: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problem(`console error: ${msg.text()}`);
+  });
+
+  const url = new URL('/playground', base).toString();
+  log(`opening ${url} in ${executablePath}`);
+  await guard(page.goto(url, { waitUntil: 'load', timeout: STEP_MS }));
+  await guard(page.locator('.graphiql-container').waitFor({ timeout: STEP_MS }));
+
+  // The key: typed into the box, sent with the introspection query that follows, kept.
+  await checkIntrospection(page, () => page.locator('#api-key').fill(apiKey), 'typing the key');
+  const stored = await page.evaluate(() => window.localStorage.getItem('tokenql.apiKey'));
+  if (stored !== apiKey) throw new Error(`the key was not kept in localStorage (got ${stored})`);
+  log('the typed key is sent and kept; the schema is loaded');
+
+  // The docs explorer, from the introspected schema: Query and its two connections.
+  await openDocs(page);
+
+  // Both example tabs run as they are and show data: the first one as the page opens, the
+  // second one after switching to it.
+  const tabs = page.locator('.graphiql-tab');
+  const count = await tabs.count();
+  if (count !== 2) throw new Error(`expected the two example tabs, found ${count}`);
+  await runActiveTab(page, 'NftsByWallet', 'nftsByWallet', ['"edges"', '"tokenAddress"']);
+  await tabs.nth(1).locator('.graphiql-tab-button').click();
+  await runActiveTab(page, 'Erc20Transfers', 'erc20Transfers', ['"transactionHash"', '"USDT"']);
+
+  // Coming back: the key is still in the box and sent at once, the tabs are the same two.
+  // (GraphiQL saves its editors and tabs 500 ms after a change; reloading sooner than that
+  // makes it add a tab mixing two of them, so the test waits as a person would.)
+  await page.waitForTimeout(1500);
+  await checkIntrospection(page, () => page.reload({ waitUntil: 'load', timeout: STEP_MS }), 'reloading');
+  const kept = await page.locator('#api-key').inputValue();
+  if (kept !== apiKey) throw new Error(`after a reload the key box holds ${JSON.stringify(kept)}`);
+  const again = await tabs.count();
+  if (again !== 2) throw new Error(`after a reload there are ${again} tabs instead of 2`);
+  log('after a reload: the key is back and sent, the two tabs are kept');
+
+  // The picture: the first example's answer, with the docs explorer open.
+  await tabs.nth(0).locator('.graphiql-tab-button').click();
+  if (!(await page.locator('.graphiql-doc-explorer').isVisible())) await openDocs(page);
+  await runActiveTab(page, 'NftsByWallet', 'nftsByWallet', ['"edges"', '"tokenAddress"', '38']);
+
+  if (problems.length) throw new Error('problems while using the page');
+  mkdirSync(dirname(screenshot), { recursive: true });
+  await page.screenshot({ path: screenshot });
+  const hosts = new Set(requests.map((r) => new URL(r.split(' ')[1]).host));
+  log(`${requests.length} requests, all to ${[...hosts].join(', ')}; screenshot: ${screenshot}`);
+  ok = true;
+} catch (err) {
+  log(`FAILED: ${err.message}`);
+  if (page) {
+    const failure = screenshot.replace(/(\.png)?$/, '-failure.png');
+    await page.screenshot({ path: failure }).catch(() => {});
+    log(`screenshot of the failure: ${failure}`);
+  }
+} finally {
+  await browser?.close().catch(() => {});
+}
+
+if (problems.length) {
+  ok = false;
+  log(`${problems.length} problem(s):\n  ${problems.join('\n  ')}`);
+}
+if (!ok) {
+  log(`requests made:\n  ${requests.join('\n  ')}`);
+  process.exit(1);
+}
