@@ -2,7 +2,7 @@
 //! [`crate::indexer`] and the state machine in [`super::reorg`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use alloy::primitives::B256;
 use sea_orm::{
@@ -17,9 +17,9 @@ use super::reorg::{find_fork, Fork};
 use super::retry::jitter;
 use super::rpc::{Rpc, RpcFailure};
 use super::IndexerError;
-use crate::decode::{self, Decoded};
+use crate::decode::{self, Decoded, Erc20Move, NftMove};
 use crate::entity::{block, chain_state};
-use crate::store::{self, rollback, Batch, Checkpoint, StoreError};
+use crate::store::{self, rollback, Batch, BlockHeader, Checkpoint, StoreError};
 use crate::types::Chain;
 
 /// What one step did.
@@ -67,8 +67,154 @@ pub(crate) struct Follower {
     pub cfg: ChainConfig,
     pub rpc: Rpc,
     pub start: u64,
-    sizer: RangeSizer,
+    plan: RangePlan,
+    /// The next range, fetched while the current one is written.
+    ahead: Option<Ahead>,
     progress: Progress,
+}
+
+/// Logs a range aims to hold. Ranges shrink to this at the density seen last (and their cap
+/// grows at most ×2 a range), which bounds a batch's memory and transaction, and keeps ranges small enough
+/// for the next one to be fetched while this one is written. (Providers cap a response at
+/// about 10k logs anyway.)
+pub const LOG_BUDGET: u64 = 20_000;
+
+/// How many blocks the next `eth_getLogs` asks for: the provider-driven [`RangeSizer`], capped
+/// by [`LOG_BUDGET`] at the log density of the last range. A session starts with one block,
+/// to learn the density before asking for a wide range.
+///
+/// Public so that the ingest benchmark walks exactly the ranges the follower fetches.
+#[derive(Debug, Clone, Copy)]
+pub struct RangePlan {
+    sizer: RangeSizer,
+    /// Blocks the next range may span at the density seen last.
+    fit: u64,
+}
+
+impl RangePlan {
+    pub fn new(cfg: &ChainConfig) -> Self {
+        Self {
+            sizer: RangeSizer::new(cfg.initial_range, 1, cfg.max_range),
+            fit: 1,
+        }
+    }
+
+    /// Blocks to ask for next.
+    pub fn span(&self) -> u64 {
+        self.sizer.size().min(self.fit).max(1)
+    }
+
+    /// A range of `span` blocks was refused as too large; false when one block already was.
+    pub fn refused(&mut self, span: u64, suggested: Option<u64>) -> bool {
+        self.sizer.too_large(span, suggested)
+    }
+
+    /// A range of `span` blocks returned `logs` logs. (A range cut short by the head says as
+    /// much about the density as a full one: the cap grows from itself, not from `span`.)
+    pub fn fetched(&mut self, span: u64, logs: usize) {
+        self.sizer.success();
+        let grow = self.fit.saturating_mul(2);
+        self.fit = match logs as u64 {
+            0 => grow,
+            n => grow.min(LOG_BUDGET.saturating_mul(span) / n).max(1),
+        };
+    }
+}
+
+/// A range fetched, checked against itself and decoded, not yet checked against the store.
+struct Fetched {
+    to: u64,
+    /// The plan after this range.
+    plan: RangePlan,
+    headers: BTreeMap<u64, BlockHeader>,
+    erc20: Vec<Erc20Move>,
+    nft: Vec<NftMove>,
+    /// A block whose logs and header disagree: the chain changed while we read it.
+    changed: Option<u64>,
+    logs: u64,
+    skipped: u64,
+}
+
+/// A fetch running ahead of the writes (at most one); aborted when dropped.
+struct Ahead {
+    from: u64,
+    task: tokio::task::JoinHandle<Result<Fetched, RpcFailure>>,
+}
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Fetches the logs of `[from, at most target]` (a span of `plan`, shrunk while the provider
+/// refuses), the headers the batch needs (every block from `dense_from` on, for exact reorg
+/// detection near the head), and decodes them.
+async fn fetch_range(
+    rpc: Rpc,
+    mut plan: RangePlan,
+    from: u64,
+    target: u64,
+    dense_from: u64,
+) -> Result<Fetched, RpcFailure> {
+    let mut to = (from + plan.span() - 1).min(target);
+    let logs = loop {
+        match rpc.transfer_logs(from, to, None).await {
+            Ok(l) => break l,
+            Err(RpcFailure::TooLarge { message, suggested }) => {
+                if !plan.refused(to - from + 1, suggested) {
+                    return Err(RpcFailure::Transient(format!(
+                        "even one block is refused: {message}"
+                    )));
+                }
+                to = (from + plan.span() - 1).min(target);
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    plan.fetched(to - from + 1, logs.len());
+
+    let n_logs = logs.len() as u64;
+    let mut skipped = 0u64;
+    let mut records = Vec::with_capacity(logs.len());
+    for l in &logs {
+        match l.parse() {
+            Ok(r) => records.push(r),
+            Err(_) => skipped += 1,
+        }
+    }
+    drop(logs);
+    let mut need: BTreeSet<u64> = records.iter().map(|l| l.block_number).collect();
+    need.insert(from);
+    need.insert(to);
+    // Keep every header near the head so that a reorg finds its fork exactly.
+    if dense_from.max(from) <= to {
+        need.extend(dense_from.max(from)..=to);
+    }
+    let headers = rpc.headers(&need.into_iter().collect::<Vec<_>>()).await?;
+    let changed = records
+        .iter()
+        .find(|l| headers.get(&l.block_number).map(|h| h.hash) != Some(l.block_hash))
+        .map(|l| l.block_number);
+
+    let (mut erc20, mut nft) = (Vec::new(), Vec::new());
+    for r in &records {
+        match decode::decode(r) {
+            Ok(Decoded::Erc20(t)) => erc20.push(t),
+            Ok(Decoded::Nft(v)) => nft.extend(v),
+            Err(_) => skipped += 1,
+        }
+    }
+    Ok(Fetched {
+        to,
+        plan,
+        headers,
+        erc20,
+        nft,
+        changed,
+        logs: n_logs,
+        skipped,
+    })
 }
 
 /// Runs one chain until stopped or failed.
@@ -140,7 +286,8 @@ pub async fn run_chain(
     ));
 
     let mut f = Follower {
-        sizer: RangeSizer::new(cfg.initial_range, 1, cfg.max_range),
+        plan: RangePlan::new(&cfg),
+        ahead: None,
         progress: Progress::new(chain),
         db,
         cfg,
@@ -244,11 +391,13 @@ impl Follower {
         let indexed = self.indexed().await?;
 
         // Is our tip still on the chain?
+        let mut tip_hash = None;
         if let Some(tip) = indexed {
             if tip > head {
                 return self.handle_reorg(tip, head).await;
             }
-            if let Some(stored) = self.stored_hash(tip).await? {
+            tip_hash = self.stored_hash(tip).await?;
+            if let Some(stored) = tip_hash {
                 let now = self.rpc.headers(&[tip]).await?;
                 if now.get(&tip).map(|h| h.hash) != Some(stored) {
                     return self.handle_reorg(tip, head).await;
@@ -266,83 +415,94 @@ impl Follower {
         // the fetch below stalls or fails.
         store::set_head(&self.db, self.chain(), head).await?;
 
-        let mut to = (next + self.sizer.size() - 1).min(target);
-        let logs = loop {
-            match self.rpc.transfer_logs(next, to, None).await {
-                Ok(l) => break l,
-                Err(RpcFailure::TooLarge { message, suggested }) => {
-                    if !self.sizer.too_large(to - next + 1, suggested) {
-                        return Err(RpcFailure::Transient(format!(
-                            "even one block is refused: {message}"
-                        ))
-                        .into());
-                    }
-                    to = (next + self.sizer.size() - 1).min(target);
-                }
-                Err(e) => return Err(e.into()),
+        // Take the range fetched ahead if it starts here (and the head has not moved back
+        // below it), else fetch now.
+        let dense_from = head.saturating_sub(self.cfg.max_reorg_depth);
+        let waited = Instant::now();
+        let ahead = match self.ahead.take() {
+            Some(mut a) if a.from == next => {
+                let r = (&mut a.task)
+                    .await
+                    .map_err(|e| RpcFailure::Transient(format!("fetch task: {e}")))?;
+                Some(r?).filter(|f| f.to <= target)
             }
+            _ => None,
         };
-        self.sizer.success();
-
-        let parsed: Vec<decode::LogRecord> = logs.iter().filter_map(|l| l.parse().ok()).collect();
-        let mut need: BTreeSet<u64> = parsed.iter().map(|l| l.block_number).collect();
-        need.insert(next);
-        need.insert(to);
-        // Keep every header near the head so that a reorg finds its fork exactly.
-        let dense_from = head.saturating_sub(self.cfg.max_reorg_depth).max(next);
-        if dense_from <= to {
-            need.extend(dense_from..=to);
-        }
-        let headers = self
-            .rpc
-            .headers(&need.into_iter().collect::<Vec<_>>())
-            .await?;
+        let mut f = match ahead {
+            Some(f) => f,
+            None => fetch_range(self.rpc.clone(), self.plan, next, target, dense_from).await?,
+        };
+        self.plan = f.plan;
+        let to = f.to;
+        let waited = waited.elapsed();
 
         // Does the new range continue what we stored?
         if let Some(tip) = indexed {
-            if let (Some(stored), Some(first)) = (self.stored_hash(tip).await?, headers.get(&next))
-            {
+            if let (Some(stored), Some(first)) = (tip_hash, f.headers.get(&next)) {
                 if first.parent_hash != Some(stored) {
                     return self.handle_reorg(tip, head).await;
                 }
             }
         }
         // Did the chain change between reading logs and headers?
-        for l in &parsed {
-            if headers.get(&l.block_number).map(|h| h.hash) != Some(l.block_hash) {
-                return Err(RpcFailure::Transient(format!(
-                    "block {} changed while reading; retrying",
-                    l.block_number
-                ))
-                .into());
-            }
+        if let Some(b) = f.changed {
+            return Err(RpcFailure::Transient(format!(
+                "block {b} changed while reading; retrying"
+            ))
+            .into());
+        }
+        // A range fetched ahead used an older head: add the headers now near the head.
+        let missing: Vec<u64> = (dense_from.max(next)..=to)
+            .filter(|n| !f.headers.contains_key(n))
+            .collect();
+        if !missing.is_empty() {
+            f.headers.extend(self.rpc.headers(&missing).await?);
         }
 
-        let mut batch = Batch {
-            blocks: headers.into_values().collect(),
+        // Fetch the next range while this one is written.
+        if to < target {
+            self.ahead = Some(Ahead {
+                from: to + 1,
+                task: tokio::spawn(fetch_range(
+                    self.rpc.clone(),
+                    self.plan,
+                    to + 1,
+                    target,
+                    dense_from,
+                )),
+            });
+        }
+
+        let batch = Batch {
+            blocks: f.headers.into_values().collect(),
+            erc20: f.erc20,
+            nft: f.nft,
+            checkpoint: Some(Checkpoint {
+                start_block: self.start,
+                indexed_block: Some(to),
+                head_block: head,
+            }),
             ..Default::default()
         };
-        let (mut skipped, mut n_logs) = (0u64, 0u64);
-        for log in logs {
-            n_logs += 1;
-            match log.parse().and_then(|r| decode::decode(&r)) {
-                Ok(Decoded::Erc20(t)) => batch.erc20.push(t),
-                Ok(Decoded::Nft(v)) => batch.nft.extend(v),
-                Err(_) => skipped += 1,
-            }
-        }
-        batch.checkpoint = Some(Checkpoint {
-            start_block: self.start,
-            indexed_block: Some(to),
-            head_block: head,
-        });
+        let writing = Instant::now();
         store::write_batch(&self.db, self.chain(), &batch).await?;
-        self.progress.advanced(next, to, head, n_logs, skipped);
+        // Which side is the bottleneck: waiting for the fetch, or writing?
+        tracing::debug!(
+            chain = %self.chain(),
+            from = next,
+            to,
+            logs = f.logs,
+            fetch_wait_ms = waited.as_millis() as u64,
+            write_ms = writing.elapsed().as_millis() as u64,
+            "range stored"
+        );
+        self.progress.advanced(next, to, head, f.logs, f.skipped);
         Ok(Step::Advanced)
     }
 
     /// Searching → RollingBack (or Stopped). See [`super::reorg`].
     async fn handle_reorg(&mut self, tip: u64, head: u64) -> Result<Step, StepError> {
+        self.ahead = None;
         let chain = self.chain();
         let lowest = tip.saturating_sub(self.cfg.max_reorg_depth);
         let cid = chain.db_id();
@@ -406,5 +566,69 @@ impl Follower {
                 Ok(Step::Advanced)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(initial: u64, max: u64) -> RangePlan {
+        let mut cfg = ChainConfig::new(Chain::ETH, "http://x");
+        cfg.initial_range = initial;
+        cfg.max_range = max;
+        RangePlan::new(&cfg)
+    }
+
+    #[test]
+    fn starts_with_one_block_and_doubles_over_empty_ranges() {
+        let mut p = plan(500, 500);
+        let mut spans = vec![];
+        for _ in 0..11 {
+            spans.push(p.span());
+            p.fetched(p.span(), 0);
+        }
+        assert_eq!(spans, [1, 2, 4, 8, 16, 32, 64, 128, 256, 500, 500]);
+    }
+
+    #[test]
+    fn dense_ranges_hold_about_the_budget() {
+        let mut p = plan(500, 10_000);
+        p.fetched(1, 10_000); // 10k logs a block
+        assert_eq!(p.span(), 2);
+        p.fetched(2, 20_000);
+        assert_eq!(p.span(), 2);
+        p.fetched(2, 100_000); // denser still: one block at least
+        assert_eq!(p.span(), 1);
+        for _ in 0..3 {
+            p.fetched(1, 100); // sparse again: the cap doubles a range
+        }
+        assert_eq!(p.span(), 8);
+    }
+
+    #[test]
+    fn a_range_cut_short_by_the_head_does_not_shrink_the_next() {
+        let mut p = plan(5, 5);
+        for _ in 0..5 {
+            p.fetched(p.span(), 0);
+        }
+        assert_eq!(p.span(), 5);
+        for _ in 0..10 {
+            p.fetched(1, 0); // following the head block by block
+        }
+        assert_eq!(p.span(), 5);
+    }
+
+    #[test]
+    fn provider_refusals_still_shrink_the_range() {
+        let mut p = plan(500, 500);
+        for _ in 0..12 {
+            p.fetched(p.span(), 0);
+        }
+        assert_eq!(p.span(), 500);
+        assert!(p.refused(500, Some(50)));
+        assert_eq!(p.span(), 50);
+        let mut one = plan(1, 1);
+        assert!(!one.refused(1, None));
     }
 }

@@ -7,9 +7,11 @@
 //! mints) are recomputed from the stored transfers of every token the batch touched, so writing
 //! the same batch twice — or batches out of order — yields the same database.
 
+mod bulk;
 mod derive;
 pub mod meta;
 pub mod rollback;
+mod rows;
 pub mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,7 +24,7 @@ use sea_orm::{
 };
 
 use crate::decode::{Erc20Move, NftMove};
-use crate::entity::{block, chain_state, contract, erc20_transfer, nft_transfer};
+use crate::entity::{chain_state, contract};
 use crate::types::Chain;
 
 /// Rows per multi-row INSERT: well under every backend's bind-parameter limit.
@@ -86,114 +88,22 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-fn hex32(b: &B256) -> String {
-    format!("{b:#x}")
-}
-
 /// Stores a batch in one transaction. See the module docs.
 pub async fn write_batch(
     db: &DatabaseConnection,
     chain: Chain,
     batch: &Batch,
 ) -> Result<(), StoreError> {
-    let times: BTreeMap<u64, u64> = batch
-        .blocks
-        .iter()
-        .map(|b| (b.number, b.timestamp))
-        .collect();
-    let ts = |n: u64| times.get(&n).copied().ok_or(StoreError::MissingBlock(n));
     let cid = chain.db_id();
-
-    let blocks: Vec<block::ActiveModel> = batch
-        .blocks
-        .iter()
-        .map(|b| {
-            block::Model {
-                chain_id: cid,
-                number: b.number as i64,
-                hash: hex32(&b.hash),
-                parent_hash: b.parent_hash.as_ref().map(hex32),
-                timestamp: b.timestamp as i64,
-            }
-            .into()
-        })
-        .collect();
-    let erc20 = batch
-        .erc20
-        .iter()
-        .map(|t| {
-            Ok(erc20_transfer::Model {
-                chain_id: cid,
-                block_number: t.meta.block_number as i64,
-                log_index: t.meta.log_index as i32,
-                block_hash: hex32(&t.meta.block_hash),
-                block_timestamp: ts(t.meta.block_number)? as i64,
-                transaction_hash: hex32(&t.meta.transaction_hash),
-                transaction_index: t.meta.transaction_index as i32,
-                contract_address: t.meta.contract.to_string(),
-                from_address: t.from.to_string(),
-                to_address: t.to.to_string(),
-                value: t.value.to_db(),
-            }
-            .into())
-        })
-        .collect::<Result<Vec<erc20_transfer::ActiveModel>, StoreError>>()?;
-    let nft = batch
-        .nft
-        .iter()
-        .map(|t| {
-            Ok(nft_transfer::Model {
-                chain_id: cid,
-                block_number: t.meta.block_number as i64,
-                log_index: t.meta.log_index as i32,
-                batch_index: t.batch_index as i32,
-                block_hash: hex32(&t.meta.block_hash),
-                block_timestamp: ts(t.meta.block_number)? as i64,
-                transaction_hash: hex32(&t.meta.transaction_hash),
-                transaction_index: t.meta.transaction_index as i32,
-                contract_address: t.meta.contract.to_string(),
-                contract_type: t.standard.as_str().to_string(),
-                operator: t.operator.map(|a| a.to_string()),
-                from_address: t.from.to_string(),
-                to_address: t.to.to_string(),
-                token_id: t.token_id.to_db(),
-                amount: t.amount.to_db(),
-            }
-            .into())
-        })
-        .collect::<Result<Vec<nft_transfer::ActiveModel>, StoreError>>()?;
+    // Rows first (a transfer without its block header fails here, before any writing).
+    let blocks = rows::blocks(cid, &batch.blocks);
+    let erc20 = rows::erc20(cid, &batch.erc20, &batch.blocks)?;
+    let nft = rows::nft(cid, &batch.nft, &batch.blocks)?;
 
     let txn = db.begin().await?;
-    for chunk in blocks.chunks(CHUNK) {
-        block::Entity::insert_many(chunk.to_vec())
-            .on_conflict(crate::store::skip_existing([
-                block::Column::ChainId,
-                block::Column::Number,
-            ]))
-            .exec_without_returning(&txn)
-            .await?;
-    }
-    for chunk in erc20.chunks(CHUNK) {
-        erc20_transfer::Entity::insert_many(chunk.to_vec())
-            .on_conflict(crate::store::skip_existing([
-                erc20_transfer::Column::ChainId,
-                erc20_transfer::Column::BlockNumber,
-                erc20_transfer::Column::LogIndex,
-            ]))
-            .exec_without_returning(&txn)
-            .await?;
-    }
-    for chunk in nft.chunks(CHUNK) {
-        nft_transfer::Entity::insert_many(chunk.to_vec())
-            .on_conflict(crate::store::skip_existing([
-                nft_transfer::Column::ChainId,
-                nft_transfer::Column::BlockNumber,
-                nft_transfer::Column::LogIndex,
-                nft_transfer::Column::BatchIndex,
-            ]))
-            .exec_without_returning(&txn)
-            .await?;
-    }
+    blocks.insert(&txn).await?;
+    erc20.insert(&txn).await?;
+    nft.insert(&txn).await?;
 
     // Contracts seen, with the standard their events show.
     let mut standards: BTreeMap<String, &'static str> = BTreeMap::new();

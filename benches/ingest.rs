@@ -1,0 +1,508 @@
+//! Ingest throughput: how many Transfer logs per second tokenql's indexer stores, on each
+//! database, next to how fast the same anvil delivers those logs over `eth_getLogs`.
+//!
+//! ```text
+//! cargo bench --bench ingest
+//! ```
+//!
+//! 1. Starts anvil (`tools/chain/...` or `$TOKENQL_ANVIL`), deploys `TestToken`, and makes
+//!    `$TOKENQL_BENCH_LOGS` (default 1,000,000) real `Transfer` logs with `emitTransfers`, 10k
+//!    per transaction, one transaction per 30M-gas block.
+//! 2. Raw delivery: `eth_getLogs` over the block ranges the indexer asks for, one after the
+//!    other, through the indexer's own RPC client (same HTTP client, filter and JSON
+//!    deserialization), in logs/s. A raw pass runs before each ingest run, so that each
+//!    backend's "% of raw" compares runs made on the same (possibly shared) machine state.
+//! 3. Ingest: the in-process indexer (`tokenql::indexer::run`, start block 0) on a fresh,
+//!    migrated database of each backend, timed until `chain_state.indexed_block` reaches the
+//!    head; the stored row count is checked against the chain's. SQLite uses a temporary file;
+//!    PostgreSQL (`$TOKENQL_TEST_POSTGRES_URL`, default `postgres://postgres@127.0.0.1:5432`) and
+//!    MariaDB/MySQL (`$TOKENQL_TEST_MYSQL_URL`, default `mysql://root@127.0.0.1:3306`) get a
+//!    `tq_bench_*` database that is dropped afterwards. An unreachable server is skipped, loudly.
+//!
+//! Other knobs: `TOKENQL_BENCH_RUNS` (default 3; each figure is the median of the runs),
+//! `TOKENQL_BENCH_BACKENDS` (comma list of `sqlite,postgres,mysql`), `RUST_LOG` (indexer logs,
+//! default `warn`). See `docs/BENCHMARKS.md` for figures.
+#![allow(clippy::print_stdout)] // the report is this program's output
+
+#[path = "../tests/anvil/mod.rs"]
+mod anvil;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait};
+use serde_json::{json, Value};
+
+use tokenql::indexer::follower::RangePlan;
+use tokenql::indexer::rpc::Rpc;
+use tokenql::indexer::{ChainConfig, IndexerConfig};
+use tokenql::types::Chain;
+
+use anvil::{calldata, emitTransfersCall, token_ctor, u, Anvil};
+
+/// Logs per `emitTransfers` transaction (~21M gas: one transaction per 30M-gas block).
+const LOGS_PER_TX: u64 = 10_000;
+/// The block gas limit anvil runs with (see `tests/anvil`).
+const BLOCK_GAS: u64 = 30_000_000;
+
+fn env_u64(name: &str, default: u64) -> anyhow::Result<u64> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .replace('_', "")
+            .parse()
+            .with_context(|| format!("{name}={v} is not a number")),
+        _ => Ok(default),
+    }
+}
+
+fn env_or(name: &str, default: &str) -> String {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => v.trim().to_string(),
+        _ => default.to_string(),
+    }
+}
+
+fn quantity(v: &Value) -> anyhow::Result<u64> {
+    let s = v.as_str().context("expected a hex quantity")?;
+    Ok(u64::from_str_radix(s.trim_start_matches("0x"), 16)?)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The indexer's configuration in this benchmark: defaults, start block 0, short polls.
+fn chain_config(rpc_url: &str) -> ChainConfig {
+    let mut cfg = ChainConfig::new(Chain::ETH, rpc_url);
+    cfg.start_block = Some(0);
+    cfg.poll_interval = Duration::from_millis(20);
+    cfg
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chain
+
+/// Deploys TestToken and mines `n` Transfer logs; returns (token, head).
+async fn build_chain(anvil: &Anvil, n: u64) -> anyhow::Result<(String, u64)> {
+    let token = anvil
+        .deploy("TestToken", token_ctor("Bench", "BNCH", 18))
+        .await;
+    let from = anvil.accounts[0].clone();
+
+    // A realistic gas limit: what a full transaction needs, plus 10%, under the block limit.
+    let probe = calldata(emitTransfersCall {
+        start: u(0),
+        n: u(LOGS_PER_TX.min(n.max(1))),
+    });
+    let est = quantity(
+        &anvil
+            .rpc(
+                "eth_estimateGas",
+                json!([{"from": from, "to": token, "data": anvil::hex(&probe)}]),
+            )
+            .await,
+    )?;
+    let gas = (est + est / 10).min(BLOCK_GAS);
+
+    let mut nonce = quantity(
+        &anvil
+            .rpc("eth_getTransactionCount", json!([from, "pending"]))
+            .await,
+    )?;
+    let mut body = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let k = LOGS_PER_TX.min(n - start);
+        let data = calldata(emitTransfersCall {
+            start: u(start),
+            n: u(k),
+        });
+        body.push(
+            json!({"jsonrpc": "2.0", "id": body.len(), "method": "eth_sendTransaction",
+            "params": [{"from": from, "to": token, "data": anvil::hex(&data),
+                        "gas": format!("{gas:#x}"), "nonce": format!("{nonce:#x}")}]}),
+        );
+        nonce += 1;
+        start += k;
+    }
+    let client = reqwest::Client::new();
+    let mut hashes = Vec::new();
+    for chunk in body.chunks(500) {
+        let replies: Vec<Value> = client
+            .post(&anvil.url)
+            .json(&chunk)
+            .send()
+            .await?
+            .json()
+            .await?;
+        for r in replies {
+            if let Some(e) = r.get("error") {
+                bail!("eth_sendTransaction: {e}");
+            }
+            hashes.push(r["result"].as_str().context("tx hash")?.to_string());
+        }
+    }
+    // One transaction fits a block: mine as many blocks as transactions, then any stragglers.
+    anvil.mine(hashes.len() as u64).await;
+    anvil.mine_all(&hashes).await;
+    anvil.assert_success(&hashes).await;
+    Ok((token, anvil.head().await))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw delivery
+
+/// `eth_getLogs` over `[0, head]`, one range after the other, in the ranges the indexer asks
+/// for (its [`RangePlan`]), deserialized by the indexer's RPC client. Returns (logs, seconds,
+/// ranges).
+async fn raw_delivery(rpc_url: &str, head: u64) -> anyhow::Result<(u64, f64, usize)> {
+    let cfg = chain_config(rpc_url);
+    let rpc = Rpc::new(rpc_url, cfg.request_timeout, cfg.retry)?;
+    let mut plan = RangePlan::new(&cfg);
+    let t = Instant::now();
+    let (mut next, mut logs, mut ranges) = (0u64, 0u64, 0usize);
+    while next <= head {
+        let to = (next + plan.span() - 1).min(head);
+        let n = rpc.transfer_logs(next, to, None).await?.len();
+        plan.fetched(to - next + 1, n);
+        logs += n as u64;
+        ranges += 1;
+        next = to + 1;
+    }
+    Ok((logs, t.elapsed().as_secs_f64(), ranges))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    Sqlite,
+    Postgres,
+    Mysql,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+            Backend::Mysql => "mysql",
+        }
+    }
+
+    fn server(self) -> Option<String> {
+        match self {
+            Backend::Sqlite => None,
+            Backend::Postgres => Some(env_or(
+                "TOKENQL_TEST_POSTGRES_URL",
+                "postgres://postgres@127.0.0.1:5432",
+            )),
+            Backend::Mysql => Some(env_or(
+                "TOKENQL_TEST_MYSQL_URL",
+                "mysql://root@127.0.0.1:3306",
+            )),
+        }
+    }
+}
+
+/// A database made for one run; [`BenchDb::drop_db`] removes it.
+enum BenchDb {
+    Sqlite(PathBuf),
+    Server {
+        backend: Backend,
+        admin_url: String,
+        name: String,
+    },
+}
+
+/// `scheme://user@host:port[/db][?q]` -> (`scheme://user@host:port`, `?q` or "").
+fn split_server_url(url: &str) -> (String, String) {
+    let (url, query) = match url.split_once('?') {
+        Some((u, q)) => (u, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let server = match url[after_scheme..].find('/') {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
+    };
+    (server.to_string(), query)
+}
+
+fn unique_name(run: usize) -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("tq_bench_{secs}_{}_{run}", std::process::id())
+}
+
+fn admin_url(backend: Backend, server: &str) -> String {
+    let (server, query) = split_server_url(server);
+    match backend {
+        Backend::Postgres => format!("{server}/postgres{query}"),
+        _ => format!("{server}{query}"),
+    }
+}
+
+/// Whether the backend's server answers; `Err` says why not.
+async fn reachable(backend: Backend) -> Result<(), String> {
+    let Some(server) = backend.server() else {
+        return Ok(());
+    };
+    let admin = admin_url(backend, &server);
+    match tokio::time::timeout(Duration::from_secs(5), tokenql::config::connect(&admin, 1)).await {
+        Ok(Ok(db)) => {
+            let _ = db.close().await;
+            Ok(())
+        }
+        Ok(Err(e)) => Err(format!("{server}: {e}")),
+        Err(_) => Err(format!("{server}: no answer within 5 s")),
+    }
+}
+
+impl BenchDb {
+    /// Creates a fresh database; returns it and its URL.
+    async fn create(backend: Backend, run: usize) -> anyhow::Result<(BenchDb, String)> {
+        let name = unique_name(run);
+        match backend.server() {
+            None => {
+                let path = std::env::temp_dir().join(format!("{name}.db"));
+                let url = format!("sqlite://{}?mode=rwc", path.display());
+                Ok((BenchDb::Sqlite(path), url))
+            }
+            Some(server) => {
+                let admin_url = admin_url(backend, &server);
+                let admin = tokenql::config::connect(&admin_url, 1).await?;
+                admin
+                    .execute_unprepared(&format!("CREATE DATABASE {name}"))
+                    .await?;
+                let _ = admin.close().await;
+                let (server, query) = split_server_url(&server);
+                Ok((
+                    BenchDb::Server {
+                        backend,
+                        admin_url,
+                        name: name.clone(),
+                    },
+                    format!("{server}/{name}{query}"),
+                ))
+            }
+        }
+    }
+
+    async fn drop_db(self) -> anyhow::Result<()> {
+        match self {
+            BenchDb::Sqlite(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut p = path.clone().into_os_string();
+                    p.push(suffix);
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            BenchDb::Server {
+                backend,
+                admin_url,
+                name,
+            } => {
+                let admin = tokenql::config::connect(&admin_url, 1).await?;
+                let sql = match backend {
+                    Backend::Postgres => format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                    _ => format!("DROP DATABASE IF EXISTS {name}"),
+                };
+                admin.execute_unprepared(&sql).await?;
+                let _ = admin.close().await;
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ingest
+
+/// Runs the indexer on a fresh database until it has stored `[0, head]`; returns seconds.
+async fn ingest_once(
+    backend: Backend,
+    run: usize,
+    rpc_url: &str,
+    head: u64,
+    expect_logs: u64,
+) -> anyhow::Result<f64> {
+    let (handle, url) = BenchDb::create(backend, run).await?;
+    let result = async {
+        let db = tokenql::config::connect(&url, 16).await?;
+        {
+            use migration::MigratorTrait;
+            migration::Migrator::up(&db, None).await?;
+        }
+        let secs = timed_ingest(&db, rpc_url, head).await?;
+        let stored = tokenql::entity::erc20_transfer::Entity::find()
+            .count(&db)
+            .await?;
+        let _ = db.close().await;
+        if stored != expect_logs {
+            bail!("stored {stored} transfers, the chain has {expect_logs}");
+        }
+        Ok(secs)
+    }
+    .await;
+    let dropped = handle.drop_db().await;
+    let secs = result?;
+    dropped?;
+    Ok(secs)
+}
+
+async fn timed_ingest(db: &DatabaseConnection, rpc_url: &str, head: u64) -> anyhow::Result<f64> {
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let t = Instant::now();
+    let task = tokio::spawn(tokenql::indexer::run(
+        db.clone(),
+        IndexerConfig {
+            chains: vec![chain_config(rpc_url)],
+        },
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    let secs = loop {
+        let state = tokenql::entity::chain_state::Entity::find_by_id(Chain::ETH.db_id())
+            .one(db)
+            .await?;
+        if state.and_then(|s| s.indexed_block) == Some(head as i64) {
+            break t.elapsed().as_secs_f64();
+        }
+        if task.is_finished() {
+            bail!(
+                "the indexer stopped before reaching the head: {:?}",
+                task.await
+            );
+        }
+        if t.elapsed() > Duration::from_secs(3600) {
+            bail!("the indexer did not reach the head within an hour");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let _ = stop_tx.send(());
+    match tokio::time::timeout(Duration::from_secs(60), task).await {
+        Ok(Ok(Ok(()))) => Ok(secs),
+        Ok(Ok(Err(e))) => bail!("indexer: {e}"),
+        Ok(Err(e)) => bail!("indexer task: {e}"),
+        Err(_) => bail!("the indexer did not stop within 60 s"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(bench())
+}
+
+async fn bench() -> anyhow::Result<()> {
+    let n = env_u64("TOKENQL_BENCH_LOGS", 1_000_000)?;
+    let runs = env_u64("TOKENQL_BENCH_RUNS", 3)?.max(1) as usize;
+    let wanted = env_or("TOKENQL_BENCH_BACKENDS", "sqlite,postgres,mysql");
+    let mut backends = Vec::new();
+    for w in wanted.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        backends.push(match w {
+            "sqlite" => Backend::Sqlite,
+            "postgres" | "postgresql" | "pg" => Backend::Postgres,
+            "mysql" | "mariadb" => Backend::Mysql,
+            other => bail!("TOKENQL_BENCH_BACKENDS: unknown backend '{other}'"),
+        });
+    }
+
+    let anvil = Anvil::start(2, &["--no-mining", "--base-fee", "0"]).await;
+    let t = Instant::now();
+    let (_token, head) = build_chain(&anvil, n).await?;
+    println!(
+        "chain: {n} Transfer logs in blocks 0..={head}, built in {:.1} s; {runs} run(s) per figure, median",
+        t.elapsed().as_secs_f64()
+    );
+
+    // A warm-up pass; then raw passes alternate with the ingest runs, so that both see the
+    // same (shared, noisy) machine.
+    let (_, _, ranges) = raw_pass(&anvil.url, head, n).await?;
+    println!("the indexer's ranges: {ranges} eth_getLogs calls");
+    let mut raw_all = Vec::new();
+    let mut rows = Vec::new();
+    for backend in backends {
+        if let Err(why) = reachable(backend).await {
+            rows.push(format!(
+                "{:<24} skipped: server unreachable ({why})",
+                backend.name()
+            ));
+            continue;
+        }
+        let (mut raw, mut ingest) = (Vec::new(), Vec::new());
+        for run in 0..runs {
+            raw.push(raw_pass(&anvil.url, head, n).await?.1);
+            ingest.push(ingest_once(backend, run, &anvil.url, head, n).await?);
+        }
+        raw_all.extend(&raw);
+        let (raw_rate, secs) = (n as f64 / median(raw), median(ingest));
+        let rate = n as f64 / secs;
+        rows.push(format!(
+            "{:<24} {:>10} {:>9.2} {:>11.0} {:>7.0}%",
+            format!("tokenql ingest {}", backend.name()),
+            n,
+            secs,
+            rate,
+            100.0 * rate / raw_rate
+        ));
+    }
+    if raw_all.is_empty() {
+        for _ in 0..runs {
+            raw_all.push(raw_pass(&anvil.url, head, n).await?.1);
+        }
+    }
+    let raw_secs = median(raw_all);
+
+    println!();
+    println!(
+        "{:<24} {:>10} {:>9} {:>11} {:>8}",
+        "backend", "logs", "seconds", "logs/s", "% of raw"
+    );
+    println!(
+        "{:<24} {:>10} {:>9.2} {:>11.0} {:>8}",
+        "raw eth_getLogs",
+        n,
+        raw_secs,
+        n as f64 / raw_secs,
+        "100%"
+    );
+    for r in rows {
+        println!("{r}");
+    }
+    println!("(% of raw: against the raw passes run between that backend's ingest runs)");
+    Ok(())
+}
+
+/// One raw pass that must deliver all `n` logs: (logs, seconds, ranges).
+async fn raw_pass(rpc_url: &str, head: u64, n: u64) -> anyhow::Result<(u64, f64, usize)> {
+    let r = raw_delivery(rpc_url, head).await?;
+    if r.0 != n {
+        bail!("eth_getLogs returned {} logs, expected {n}", r.0);
+    }
+    Ok(r)
+}

@@ -1,0 +1,289 @@
+//! Bulk inserts that skip rows whose key exists, in as few statements as each backend allows.
+//!
+//! - PostgreSQL: one `INSERT ... SELECT ... FROM UNNEST($1::int8[], $2::text[], ...)` per
+//!   [`PG_ROWS`] rows: one bind parameter per column whatever the row count, and one SQL text,
+//!   prepared once per connection.
+//! - MySQL/MariaDB and SQLite: multi-row `INSERT ... VALUES (?, ...), ...` filling each
+//!   backend's bind-parameter limit (65,535 and 32,766). Chunk sizes come from a short ladder
+//!   (full chunks, then powers of two) so that a few SQL texts serve every batch and stay in the
+//!   driver's prepared-statement cache.
+//!
+//! Existing keys are skipped exactly as [`super::skip_existing`] does: `ON CONFLICT (key) DO
+//! NOTHING`, and on MySQL `ON DUPLICATE KEY UPDATE k = k`. The statements run on whatever
+//! connection they are given: the caller's transaction.
+
+use sea_orm::sea_query::ArrayType;
+use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement, Value};
+
+/// Rows per `UNNEST` statement on PostgreSQL.
+const PG_ROWS: usize = 20_000;
+/// Bind parameters per statement: SQLite's `SQLITE_MAX_VARIABLE_NUMBER` (32,766 since 3.32).
+const SQLITE_PARAMS: usize = 32_766;
+/// Bind parameters per statement on MySQL/MariaDB (a 16-bit count in the protocol).
+const MYSQL_PARAMS: usize = 65_535;
+
+/// One column's values.
+pub(crate) enum Values {
+    BigInt(Vec<i64>),
+    Int(Vec<i32>),
+    Text(Vec<String>),
+    /// Nullable text. Never `Some("")`: on PostgreSQL the array carries `''` for NULL.
+    OptText(Vec<Option<String>>),
+}
+
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::BigInt(v) => v.len(),
+            Values::Int(v) => v.len(),
+            Values::Text(v) => v.len(),
+            Values::OptText(v) => v.len(),
+        }
+    }
+
+    fn pg_type(&self) -> &'static str {
+        match self {
+            Values::BigInt(_) => "int8[]",
+            Values::Int(_) => "int4[]",
+            Values::Text(_) | Values::OptText(_) => "text[]",
+        }
+    }
+
+    /// The values, moved into bind values (`''` for NULL when they go into a PostgreSQL
+    /// array), with the array type they make.
+    fn into_values(self, pg: bool) -> (ArrayType, std::vec::IntoIter<Value>) {
+        let (ty, v): (_, Vec<Value>) = match self {
+            Values::BigInt(v) => (ArrayType::BigInt, v.into_iter().map(Value::from).collect()),
+            Values::Int(v) => (ArrayType::Int, v.into_iter().map(Value::from).collect()),
+            Values::Text(v) => (ArrayType::String, v.into_iter().map(Value::from).collect()),
+            Values::OptText(v) => (
+                ArrayType::String,
+                v.into_iter()
+                    .map(|s| match (s, pg) {
+                        (None, true) => Value::from(String::new()),
+                        (s, _) => Value::String(s),
+                    })
+                    .collect(),
+            ),
+        };
+        (ty, v.into_iter())
+    }
+}
+
+/// Rows of one table, column by column.
+pub(crate) struct Rows {
+    table: &'static str,
+    /// The unique key whose existing rows are skipped.
+    key: Vec<&'static str>,
+    columns: Vec<(&'static str, Values)>,
+}
+
+impl Rows {
+    pub(crate) fn new(table: &'static str, key: Vec<&'static str>) -> Self {
+        Self {
+            table,
+            key,
+            columns: Vec::new(),
+        }
+    }
+
+    pub(crate) fn col(mut self, name: &'static str, values: Values) -> Self {
+        self.columns.push((name, values));
+        self
+    }
+
+    fn len(&self) -> usize {
+        self.columns.first().map_or(0, |(_, v)| v.len())
+    }
+
+    /// Inserts every row, skipping existing keys.
+    pub(crate) async fn insert<C: ConnectionTrait>(mut self, db: &C) -> Result<(), DbErr> {
+        let n = self.len();
+        if n == 0 {
+            return Ok(());
+        }
+        if self.columns.iter().any(|(_, v)| v.len() != n) {
+            return Err(DbErr::Custom(format!(
+                "bulk insert into {}: columns of different lengths",
+                self.table
+            )));
+        }
+        let backend = db.get_database_backend();
+        let pg = backend == DbBackend::Postgres;
+        let sql = if pg { self.unnest_sql() } else { String::new() };
+        let width = self.columns.len();
+        let full = match backend {
+            DbBackend::Postgres => PG_ROWS,
+            DbBackend::Sqlite => SQLITE_PARAMS / width,
+            _ => MYSQL_PARAMS / width,
+        }
+        .max(1);
+        // Move the values out (the names stay, for the SQL).
+        let mut columns: Vec<_> = self
+            .columns
+            .iter_mut()
+            .map(|(_, v)| std::mem::replace(v, Values::BigInt(Vec::new())).into_values(pg))
+            .collect();
+        let mut left = n;
+        while left > 0 {
+            let stmt = if pg {
+                let rows = left.min(full);
+                left -= rows;
+                let arrays = columns.iter_mut().map(|(ty, it)| {
+                    Value::Array(ty.clone(), Some(Box::new(it.take(rows).collect())))
+                });
+                Statement::from_sql_and_values(backend, &sql, arrays)
+            } else {
+                let rows = chunk_rows(left, full);
+                left -= rows;
+                let mut values = Vec::with_capacity(rows * width);
+                for _ in 0..rows {
+                    values.extend(columns.iter_mut().filter_map(|(_, it)| it.next()));
+                }
+                Statement::from_sql_and_values(backend, self.values_sql(backend, rows), values)
+            };
+            db.execute_raw(stmt).await?;
+        }
+        Ok(())
+    }
+
+    fn quoted(backend: DbBackend, name: &str) -> String {
+        match backend {
+            DbBackend::MySql => format!("`{name}`"),
+            _ => format!("\"{name}\""),
+        }
+    }
+
+    fn column_list(&self, backend: DbBackend) -> String {
+        self.columns
+            .iter()
+            .map(|(c, _)| Self::quoted(backend, c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn on_conflict(&self, backend: DbBackend) -> String {
+        match backend {
+            DbBackend::MySql => {
+                let k = Self::quoted(backend, self.key[0]);
+                format!(" ON DUPLICATE KEY UPDATE {k} = {k}")
+            }
+            _ => format!(
+                " ON CONFLICT ({}) DO NOTHING",
+                self.key
+                    .iter()
+                    .map(|c| Self::quoted(backend, c))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// `INSERT INTO t (a, b) SELECT a, NULLIF(b, '') FROM UNNEST($1::int8[], $2::text[]) AS
+    /// u(a, b) ON CONFLICT (k) DO NOTHING`
+    fn unnest_sql(&self) -> String {
+        let b = DbBackend::Postgres;
+        let select = self
+            .columns
+            .iter()
+            .map(|(c, v)| match v {
+                Values::OptText(_) => format!("NULLIF({}, '')", Self::quoted(b, c)),
+                _ => Self::quoted(b, c),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let arrays = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, v))| format!("${}::{}", i + 1, v.pg_type()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "INSERT INTO {table} ({cols}) SELECT {select} FROM UNNEST({arrays}) AS u({cols}){conflict}",
+            table = Self::quoted(b, self.table),
+            cols = self.column_list(b),
+            conflict = self.on_conflict(b),
+        )
+    }
+
+    /// `INSERT INTO t (a, b) VALUES (?, ?), (?, ?) ...` for `rows` rows.
+    fn values_sql(&self, backend: DbBackend, rows: usize) -> String {
+        let tuple = format!("({})", vec!["?"; self.columns.len()].join(", "));
+        let mut sql = format!(
+            "INSERT INTO {} ({}) VALUES ",
+            Self::quoted(backend, self.table),
+            self.column_list(backend)
+        );
+        sql.reserve(rows * (tuple.len() + 2) + 100);
+        for i in 0..rows {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&tuple);
+        }
+        sql.push_str(&self.on_conflict(backend));
+        sql
+    }
+}
+
+/// Rows for the next statement: a full chunk, or else the largest power of two that fits (so
+/// that only a few distinct statements exist).
+fn chunk_rows(remaining: usize, full: usize) -> usize {
+    if remaining >= full {
+        full
+    } else {
+        1 << (usize::BITS - 1 - remaining.leading_zeros())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_ladder() {
+        assert_eq!(chunk_rows(10_000, 2978), 2978);
+        assert_eq!(chunk_rows(2978, 2978), 2978);
+        assert_eq!(chunk_rows(2977, 2978), 2048);
+        assert_eq!(chunk_rows(3, 2978), 2);
+        assert_eq!(chunk_rows(1, 2978), 1);
+        let (mut n, mut statements) = (10_000usize, 0);
+        while n > 0 {
+            n -= chunk_rows(n, 2978);
+            statements += 1;
+        }
+        assert_eq!(
+            statements,
+            3 + 4,
+            "3 full chunks, then 1024 + 32 + 8 + 2 rows"
+        );
+    }
+
+    fn rows() -> Rows {
+        Rows::new("t", vec!["a", "b"])
+            .col("a", Values::BigInt(vec![1, 2]))
+            .col("b", Values::Int(vec![3, 4]))
+            .col("c", Values::OptText(vec![None, Some("x".into())]))
+    }
+
+    #[test]
+    fn statements() {
+        assert_eq!(
+            rows().unnest_sql(),
+            "INSERT INTO \"t\" (\"a\", \"b\", \"c\") SELECT \"a\", \"b\", NULLIF(\"c\", '') \
+             FROM UNNEST($1::int8[], $2::int4[], $3::text[]) AS u(\"a\", \"b\", \"c\") \
+             ON CONFLICT (\"a\", \"b\") DO NOTHING"
+        );
+        assert_eq!(
+            rows().values_sql(DbBackend::MySql, 2),
+            "INSERT INTO `t` (`a`, `b`, `c`) VALUES (?, ?, ?), (?, ?, ?) \
+             ON DUPLICATE KEY UPDATE `a` = `a`"
+        );
+        assert_eq!(
+            rows().values_sql(DbBackend::Sqlite, 1),
+            "INSERT INTO \"t\" (\"a\", \"b\", \"c\") VALUES (?, ?, ?) \
+             ON CONFLICT (\"a\", \"b\") DO NOTHING"
+        );
+    }
+}
