@@ -199,12 +199,31 @@ async fn history_is_fetched_on_first_request(backend: Backend) {
     wait_synced(&app.db, &chain, Duration::from_secs(30)).await;
     // Live activity of the early collection, after the start block.
     let recipient = wallets[5].clone();
+    let mut sent = Vec::new();
     for id in [2u64, 9, 14] {
         let from = owners[&id].clone();
-        chain
-            .send(&from, &nft, transfer_721(&from, &recipient, id))
-            .await;
+        sent.push(
+            chain
+                .send(&from, &nft, transfer_721(&from, &recipient, id))
+                .await,
+        );
         owners.insert(id, recipient.clone());
+    }
+    // Automine produces the block just after eth_sendTransaction answers: wait for the
+    // receipts, so that the head wait_synced reads includes these transfers.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    for h in &sent {
+        while chain
+            .rpc("eth_getTransactionReceipt", serde_json::json!([h]))
+            .await
+            .is_null()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "transfer {h} was not mined"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
     wait_synced(&app.db, &chain, Duration::from_secs(30)).await;
     assert_eq!(
@@ -381,12 +400,21 @@ async fn stalled_statuses(
     chain.mine(head).await;
     p.wait_count("held", held + 1, Duration::from_secs(20))
         .await;
-    let (stored, _) = checkpoint(app).await;
-    assert_eq!(
-        stored,
-        Some((now + indexed) as i64),
-        "the follower stalled at the held range"
-    );
+    // The follower writes the range it already holds (the held fetch of the next one may
+    // start before that write lands: it runs one range ahead), then stalls.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (stored, _) = checkpoint(app).await;
+        if stored == Some((now + indexed) as i64) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline && stored < Some((now + indexed) as i64),
+            "the follower should stall at the held range: stored {stored:?}, expected {}",
+            now + indexed
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let s = statuses(app, owner).await;
     p.release();
     wait_synced(&app.db, chain, Duration::from_secs(30)).await;
