@@ -341,6 +341,23 @@ async fn activity(chain: &Anvil, tok: &str, nft: &str, id: u64, from: &str, to: 
             )
             .await;
     }
+    // Automine produces each block just after eth_sendTransaction answers: wait until the pool
+    // is empty, so that the blocks a reorg replaces are exactly these.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = chain.rpc("txpool_status", json!([])).await;
+        let zero = |k: &str| {
+            st[k].as_str().is_none_or(|v| v == "0x0") && st[k].as_u64().is_none_or(|v| v == 0)
+        };
+        if zero("pending") && zero("queued") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "transactions not mined: {st}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 async fn check_against_chain(
