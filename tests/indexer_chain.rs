@@ -15,21 +15,6 @@ use common::Backend;
 use indexer_support::*;
 use serde_json::json;
 
-/// A tiny deterministic PRNG (xorshift64*), so a failing scenario can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 const ZERO: &str = "0x0000000000000000000000000000000000000000";
 
 /// The scenario's own account of what it did.

@@ -64,29 +64,6 @@ const RUN_LIMIT: Duration = Duration::from_secs(90);
 /// One backend at a time: two shared cores are better spent on one run than on three.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// A tiny deterministic PRNG (xorshift64*), so that a failing schedule can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn index(&mut self, len: usize) -> usize {
-        self.below(len as u64) as usize
-    }
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            items.swap(i, self.index(i + 1));
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The chain
 

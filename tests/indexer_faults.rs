@@ -24,21 +24,6 @@ const DELAY: Duration = Duration::from_millis(700);
 /// The proxy refuses `eth_getLogs` spanning more blocks than this.
 const MAX_SPAN: u64 = 50;
 
-/// A tiny deterministic PRNG (xorshift64*), so a failing scenario can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// The contracts and wallets of the scenario, and who holds each ERC721 now.
 struct Scene {
     tokens: Vec<String>,

@@ -3,7 +3,7 @@
 //! One page costs a constant number of statements: the page itself (with its count and status)
 //! from the query service, then one batch for the contracts and one for the token rows.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
@@ -202,13 +202,8 @@ pub(super) async fn wallet_nfts(
         .await
         .map_err(|e| ApiError::from_query("nfts_by_wallet", e))?;
 
-    let addrs: Vec<Address> = page
-        .edges
-        .iter()
-        .map(|e| e.node.contract)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    // The service de-duplicates keys itself: one statement per kind, whatever the page.
+    let addrs: Vec<Address> = page.edges.iter().map(|e| e.node.contract).collect();
     let keys: Vec<(Address, Uint256)> = page
         .edges
         .iter()

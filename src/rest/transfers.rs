@@ -5,7 +5,7 @@
 //! statements: the page from the query service, one batch for the token contracts and one for
 //! the labels of the senders and recipients.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderName, HeaderValue};
@@ -159,19 +159,12 @@ pub(super) async fn erc20_transfers(
         .await
         .map_err(|e| ApiError::from_query("erc20_transfers", e))?;
 
-    let contract_addrs: Vec<Address> = page
-        .edges
-        .iter()
-        .map(|e| e.node.contract)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    // The service de-duplicates keys itself: one statement per kind, whatever the page.
+    let contract_addrs: Vec<Address> = page.edges.iter().map(|e| e.node.contract).collect();
     let wallet_addrs: Vec<Address> = page
         .edges
         .iter()
         .flat_map(|e| [e.node.from, e.node.to])
-        .collect::<BTreeSet<_>>()
-        .into_iter()
         .collect();
     let (contracts, labels) = tokio::try_join!(
         service.contracts(chain, &contract_addrs),
