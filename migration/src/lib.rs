@@ -17,6 +17,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261121_000001_create_tables;
 mod m20261121_000002_contract_metadata_fetch;
 mod m20261121_000003_api_key_rate_limit;
+mod m20261121_000004_metadata_media_flags;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -28,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000001_create_tables::Migration),
             Box::new(m20261121_000002_contract_metadata_fetch::Migration),
             Box::new(m20261121_000003_api_key_rate_limit::Migration),
+            Box::new(m20261121_000004_metadata_media_flags::Migration),
         ]
     }
 }

@@ -18,6 +18,11 @@ pub struct Model {
     pub verified: bool,
     /// When the indexer read name/symbol/decimals by `eth_call` (Unix ms).
     pub metadata_fetched_at: Option<i64>,
+    /// Where `possible_spam` came from: `list`, `heuristic` or `admin` (an admin's choice is
+    /// never overwritten by an import); `None` when never set.
+    pub spam_source: Option<String>,
+    /// Where `verified` came from: `list` or `admin`.
+    pub verified_source: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -8,6 +8,7 @@ pub mod collection_sync;
 pub mod contract;
 pub mod erc20_transfer;
 pub mod nft_holding;
+pub mod nft_media;
 pub mod nft_token;
 pub mod nft_transfer;
 pub mod setting;

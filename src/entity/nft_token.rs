@@ -19,6 +19,15 @@ pub struct Model {
     pub last_token_uri_sync: Option<i64>,
     /// Unix milliseconds.
     pub last_metadata_sync: Option<i64>,
+    /// Outcome of the last metadata fetch (`ok`, or why it failed; see `metadata::FetchStatus`);
+    /// `None` until tried.
+    pub metadata_status: Option<String>,
+    /// Failed fetches since the last success.
+    pub metadata_attempts: i32,
+    /// When the metadata worker should (re)fetch it (Unix ms); `None` when nothing is due.
+    pub metadata_next_at: Option<i64>,
+    /// The last failure, for operators.
+    pub metadata_error: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

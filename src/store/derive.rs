@@ -98,6 +98,10 @@ pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
                 }),
                 last_token_uri_sync: None,
                 last_metadata_sync: None,
+                metadata_status: None,
+                metadata_attempts: 0,
+                metadata_next_at: None,
+                metadata_error: None,
             }));
         }
 

@@ -40,6 +40,8 @@ pub async fn upsert_contract_meta<C: ConnectionTrait>(
                 possible_spam: false,
                 verified: false,
                 metadata_fetched_at: None,
+                spam_source: None,
+                verified_source: None,
             }
             .into()
         })
@@ -116,6 +118,8 @@ pub async fn set_flags<C: ConnectionTrait>(
         possible_spam,
         verified,
         metadata_fetched_at: None,
+                spam_source: None,
+                verified_source: None,
     }
     .into();
     contract::Entity::insert(row)

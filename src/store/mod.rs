@@ -167,6 +167,8 @@ async fn record_contracts<C: ConnectionTrait>(
                 possible_spam: false,
                 verified: false,
                 metadata_fetched_at: None,
+                spam_source: None,
+                verified_source: None,
             }
             .into()
         })
