@@ -29,6 +29,7 @@ pub mod graphql;
 pub mod import;
 pub mod indexer;
 pub mod keys;
+pub mod offchain;
 pub mod ops;
 pub mod query;
 pub mod rest;

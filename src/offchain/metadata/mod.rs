@@ -1,0 +1,1 @@
+//! The metadata worker (helper A).
