@@ -39,6 +39,9 @@ pub struct ServerOptions {
     /// How long a verified key is trusted without asking the database; zero: every request
     /// asks. Revocations and limit changes take effect within this time.
     pub key_cache_ttl: Duration,
+    /// Off-chain settings the API needs: where previews live and the public base URL of their
+    /// links.
+    pub offchain: crate::offchain::OffchainConfig,
 }
 
 /// The operational state shared by every clone of an [`crate::AppState`].
