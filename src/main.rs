@@ -290,6 +290,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     burst: rate_burst,
                 },
                 key_cache_ttl: std::time::Duration::from_secs(key_cache_ttl),
+                offchain: Default::default(),
             };
             let url = if demo {
                 format!("sqlite://{}?mode=rwc", demo_db.display())
