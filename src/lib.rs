@@ -36,6 +36,7 @@ pub mod rest;
 pub mod server;
 pub mod store;
 pub mod telemetry;
+pub mod tls;
 pub mod types;
 
 pub use server::{run, AppState};

@@ -131,6 +131,7 @@ impl Rpc {
         let parsed: alloy::transports::http::reqwest::Url = url
             .parse()
             .map_err(|e| RpcFailure::Permanent(format!("bad RPC URL '{url}': {e}")))?;
+        crate::tls::ensure_crypto_provider();
         let http = alloy::transports::http::reqwest::Client::builder()
             .timeout(timeout)
             .build()
