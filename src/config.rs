@@ -25,10 +25,11 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
     Database::connect(opts).await
 }
 
-/// Whether every migration has been applied.
+/// Whether every migration has been applied. Read-only: an unmigrated database is left as it
+/// was (no empty migrations table is created).
 pub async fn migrations_current(db: &DatabaseConnection) -> Result<bool, DbErr> {
     use migration::MigratorTrait;
-    Ok(migration::Migrator::get_pending_migrations(db)
+    Ok(migration::Migrator::get_pending_migrations_read_only(db)
         .await?
         .is_empty())
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sea_orm::EntityTrait;
+use sea_orm::{ConnectionTrait, EntityTrait};
 use tokenql::entity::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tokenql");
@@ -67,12 +67,22 @@ async fn digest(url: &str) -> String {
     parts.join("\n\n")
 }
 
-#[test]
-fn commands_fail_clearly_before_migrate() {
+#[tokio::test]
+async fn commands_fail_clearly_before_migrate() {
     let (path, url) = temp_db("nomigrate");
     let (ok, _, err) = tokenql(&url, &["keys", "list"]);
     assert!(!ok);
     assert!(err.contains("run `tokenql migrate`"), "{err}");
+    // The check only reads: the database is left as it was, without a migrations table.
+    let db = tokenql::config::connect(&url, 1).await.expect("connect");
+    let tables = db
+        .query_all_raw(sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Sqlite,
+            "SELECT name FROM sqlite_master WHERE type = 'table'",
+        ))
+        .await
+        .expect("list tables");
+    assert!(tables.is_empty(), "{} tables were created", tables.len());
     let _ = std::fs::remove_file(path);
 }
 
