@@ -135,7 +135,10 @@ async fn build_chain(anvil: &Anvil, n: u64) -> anyhow::Result<(String, u64)> {
         nonce += 1;
         start += k;
     }
-    let client = reqwest::Client::new();
+    let client = {
+        tokenql::tls::ensure_crypto_provider();
+        reqwest::Client::new()
+    };
     let mut hashes = Vec::new();
     for chunk in body.chunks(500) {
         let replies: Vec<Value> = client

@@ -3,7 +3,8 @@
 //!
 //! - logs: one `eth_getLogs` log object per line (JSON-RPC hex encoding);
 //! - blocks: one `{number, hash, parentHash, timestamp}` object per line;
-//! - token lists (tokenlists.org schema): names, symbols, decimals and logos.
+//! - token lists (tokenlists.org schema): names, symbols, decimals and logos, through
+//!   [`crate::lists::tokenlist`].
 //!
 //! Malformed lines and logs that are not standard transfers are skipped and counted, never a
 //! crash. Importing the same files twice changes nothing.
@@ -17,9 +18,8 @@ use serde::Deserialize;
 
 use crate::decode::{self, Decoded, RpcLog, Skip};
 use crate::entity::chain_state;
-use crate::store::meta::{upsert_contract_meta, ContractMeta};
 use crate::store::{self, Batch, BlockHeader, Checkpoint, StoreError};
-use crate::types::{Address, Chain};
+use crate::types::Chain;
 
 /// Logs per write transaction.
 const LOGS_PER_BATCH: usize = 2_000;
@@ -52,8 +52,8 @@ pub enum ImportError {
         line: usize,
         message: String,
     },
-    #[error("{path}: {message}")]
-    BadTokenList { path: String, message: String },
+    #[error(transparent)]
+    List(#[from] crate::lists::ListError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -241,68 +241,4 @@ pub async fn import_lines(
     report.blocks += batch.blocks.len() as u64;
     store::write_batch(db, chain, &batch).await?;
     Ok(report)
-}
-
-#[derive(Deserialize)]
-struct TokenList {
-    tokens: Vec<TokenListEntry>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TokenListEntry {
-    chain_id: u64,
-    address: String,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    symbol: Option<String>,
-    #[serde(default)]
-    decimals: Option<u8>,
-    #[serde(default, rename = "logoURI")]
-    logo_uri: Option<String>,
-}
-
-/// Imports the chain's entries of a token list. Returns how many contracts were updated.
-pub async fn import_tokenlist(
-    db: &DatabaseConnection,
-    chain: Chain,
-    path: &Path,
-) -> Result<usize, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
-    import_tokenlist_str(db, chain, &text, &path.display().to_string()).await
-}
-
-/// Imports a token list given as text.
-pub async fn import_tokenlist_str(
-    db: &DatabaseConnection,
-    chain: Chain,
-    text: &str,
-    name: &str,
-) -> Result<usize, ImportError> {
-    let list: TokenList = serde_json::from_str(text).map_err(|e| ImportError::BadTokenList {
-        path: name.to_string(),
-        message: e.to_string(),
-    })?;
-    let metas: Vec<(Address, ContractMeta)> = list
-        .tokens
-        .into_iter()
-        .filter(|t| t.chain_id == chain.id())
-        .filter_map(|t| {
-            let a = Address::parse(&t.address).ok()?;
-            Some((
-                a,
-                ContractMeta {
-                    name: t.name,
-                    symbol: t.symbol,
-                    decimals: t.decimals,
-                    logo: t.logo_uri,
-                },
-            ))
-        })
-        .collect();
-    Ok(upsert_contract_meta(db, chain, &metas).await?)
 }

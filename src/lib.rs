@@ -14,6 +14,8 @@
 //! - [`indexer`]: follows each configured chain over JSON-RPC, backfills collections on
 //!   demand, handles reorgs; writes through [`store`].
 //! - [`import`]: loads recorded logs, block headers and token lists through the write path.
+//! - [`lists`]: spam lists, verified allow-lists, address labels, token lists, the spam
+//!   heuristics and the admin's per-contract overrides.
 //! - [`entity`]: sea-orm models; internal, never API types.
 //! - [`query`]: the query service, the one implementation of both questions.
 //! - [`graphql`], [`rest`]: the two API adapters over the query service.
@@ -29,6 +31,7 @@ pub mod graphql;
 pub mod import;
 pub mod indexer;
 pub mod keys;
+pub mod lists;
 pub mod offchain;
 pub mod ops;
 pub mod query;

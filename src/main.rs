@@ -54,9 +54,21 @@ enum Command {
         /// One block header {number, hash, parentHash, timestamp} per line.
         #[arg(long, requires = "logs")]
         blocks: Option<PathBuf>,
-        /// A token list (tokenlists.org schema) giving names, symbols, decimals and logos.
+        /// A token list (tokenlists.org schema): logos, and names, symbols and decimals where
+        /// eth_call has given none (the chain's entries; see `tokenql lists tokens`).
         #[arg(long)]
         tokenlist: Option<PathBuf>,
+    },
+    /// Import spam lists, verified allow-lists, address labels and token lists; re-run the
+    /// spam heuristics.
+    Lists {
+        #[command(subcommand)]
+        action: tokenql::lists::cli::ListsAction,
+    },
+    /// Show a contract's metadata and flags, or override its spam / verified flags.
+    Contract {
+        #[command(subcommand)]
+        action: tokenql::lists::cli::ContractAction,
     },
     /// Follow the configured chains (see --rpc) into the database.
     Index {
@@ -105,6 +117,8 @@ enum Command {
         key_cache_ttl: u64,
         #[command(flatten)]
         indexer: IndexerArgs,
+        #[command(flatten)]
+        offchain: Box<tokenql::offchain::cli::OffchainArgs>,
     },
 }
 
@@ -250,8 +264,20 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 ));
             }
             if let Some(list) = tokenlist {
-                let n = tokenql::import::import_tokenlist(&db, chain, &list).await?;
-                out(format_args!("token list: {n} {chain} contracts updated"));
+                let r = tokenql::lists::tokenlist::import_file(&db, &list, Some(chain)).await?;
+                out(r);
+            }
+        }
+        Command::Lists { action } => {
+            let db = open_migrated(&cli.database_url, 2).await?;
+            for line in tokenql::lists::cli::run_lists(&db, action).await? {
+                out(line);
+            }
+        }
+        Command::Contract { action } => {
+            let db = open_migrated(&cli.database_url, 2).await?;
+            for line in tokenql::lists::cli::run_contract(&db, action).await? {
+                out(line);
             }
         }
         Command::Index { indexer } => {
@@ -280,8 +306,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             rate_burst,
             key_cache_ttl,
             indexer,
+            offchain,
         } => {
             let indexer_config = indexer.config().map_err(anyhow::Error::msg)?;
+            let offchain_config = offchain.config().map_err(anyhow::Error::msg)?;
             let options = tokenql::ops::ServerOptions {
                 cors: tokenql::ops::CorsOrigins::parse(&cors_origins)
                     .map_err(anyhow::Error::msg)?,
@@ -290,7 +318,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     burst: rate_burst,
                 },
                 key_cache_ttl: std::time::Duration::from_secs(key_cache_ttl),
-                offchain: Default::default(),
+                offchain: offchain_config.clone(),
             };
             let url = if demo {
                 format!("sqlite://{}?mode=rwc", demo_db.display())
@@ -346,7 +374,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     stopped(stop_rx.clone()),
                 ))
             });
+            let workers =
+                tokenql::offchain::spawn(state.db().clone(), offchain_config, stop_rx.clone());
             tokenql::run(listener, state, stopped(stop_rx)).await?;
+            for worker in workers {
+                worker.await?;
+            }
             if let Some(task) = indexer {
                 task.await??;
             }

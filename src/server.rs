@@ -1,5 +1,6 @@
 //! The HTTP server: one router for REST v2, GraphQL and the playground, behind API-key auth,
-//! plus the operational routes (`/healthz`, `/readyz`, `/metrics`) that need no key.
+//! plus the operational routes (`/healthz`, `/readyz`, `/metrics`) and the preview images
+//! (`/media/{url_hash}/{size}.png`, [`crate::rest::media`]) that need no key.
 //!
 //! Every request passes, outermost first: the request id and its tracing span
 //! ([`crate::ops::request_id`]), the HTTP metrics ([`crate::ops::metrics::track_http`]), CORS
@@ -177,6 +178,10 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::render))
+        .route(
+            "/media/{hash}/{file}",
+            get(crate::rest::media::preview_file),
+        )
         .fallback(not_found);
     // `Router::layer` wraps each route (after routing, so the matched pattern is known);
     // the last layer added runs first.

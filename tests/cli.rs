@@ -227,7 +227,10 @@ async fn serve_demo_prints_a_working_key() {
         base.expect("demo printed its address"),
         key.expect("demo printed a key"),
     );
-    let client = reqwest::Client::new();
+    let client = {
+        tokenql::tls::ensure_crypto_provider();
+        reqwest::Client::new()
+    };
     let url = format!(
         "{base}/api/v2/{}/nft?chain=eth&limit=5",
         tokenql::demo::EXAMPLE_NFT_WALLET

@@ -314,7 +314,10 @@ async fn mine_pool(chain: &Anvil, hashes: &[String]) {
         }
         chain.mine((pending / MAX_TXS_PER_BLOCK).max(1)).await;
     }
-    let client = reqwest::Client::new();
+    let client = {
+        tokenql::tls::ensure_crypto_provider();
+        reqwest::Client::new()
+    };
     for chunk in hashes.chunks(500) {
         let body: Vec<Value> = chunk
             .iter()

@@ -252,7 +252,10 @@ async fn demo() -> Demo {
     }));
     Demo {
         base: format!("http://{addr}"),
-        client: reqwest::Client::new(),
+        client: {
+            tokenql::tls::ensure_crypto_provider();
+            reqwest::Client::new()
+        },
         key,
         state,
         path,

@@ -73,7 +73,23 @@ impl MigrationTrait for Migration {
                 .col(NftMedia::NextAttemptAt)
                 .to_owned(),
         )
-        .await
+        .await?;
+
+        // MySQL's TEXT stops at 64 KiB: too small for on-chain `data:` token URIs and images
+        // and for large metadata documents. MEDIUMTEXT holds 16 MiB (the fetch cap is lower).
+        if m.get_database_backend() == sea_orm::DbBackend::MySql {
+            let db = m.get_connection();
+            db.execute_unprepared(
+                "ALTER TABLE nft_tokens MODIFY token_uri MEDIUMTEXT NULL, \
+                 MODIFY metadata MEDIUMTEXT NULL",
+            )
+            .await?;
+            db.execute_unprepared(
+                "ALTER TABLE nft_media MODIFY original_media_url MEDIUMTEXT NOT NULL",
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {

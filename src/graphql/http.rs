@@ -91,7 +91,10 @@ pub async fn post(State(state): State<AppState>, req: Request) -> Response {
         Err(_) => return too_large(),
     };
     match serde_json::from_slice::<async_graphql::Request>(&bytes) {
-        Ok(request) => execute(&state, request.data(caller)).await,
+        Ok(request) => {
+            let base = media_base(&state, &parts.headers);
+            execute(&state, request.data(caller).data(base)).await
+        }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
             &error_response(
@@ -122,7 +125,10 @@ pub async fn get(
         Err(resp) => return resp,
     };
     match async_graphql::http::parse_query_string(&raw) {
-        Ok(request) => execute(&state, request.data(caller)).await,
+        Ok(request) => {
+            let base = media_base(&state, &headers);
+            execute(&state, request.data(caller).data(base)).await
+        }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
             &error_response(
@@ -131,6 +137,11 @@ pub async fn get(
             ),
         ),
     }
+}
+
+/// The base URL of preview links (`Nft.media`) for this request.
+fn media_base(state: &AppState, headers: &HeaderMap) -> super::media::MediaBase {
+    super::media::MediaBase(crate::rest::media::preview_base(state, headers))
 }
 
 fn accepts_html(headers: &HeaderMap) -> bool {

@@ -3,6 +3,7 @@
 //! - [`query`]: the `Query` root; arguments are parsed there into [`crate::types`].
 //! - [`nft`], [`transfer`], [`connection`]: the object types, built from the query service's
 //!   model types (never from database rows).
+//! - [`media`]: `Nft.media`, the preview media of an NFT's image.
 //! - [`scalars`]: `Address`, `Uint256` (a decimal string: never a float) and `BlockNumber`.
 //! - [`loaders`]: DataLoaders for contract metadata, token rows and labels: a page costs a
 //!   constant number of statements, whatever its size.
@@ -27,6 +28,7 @@ pub mod connection;
 pub mod error;
 pub mod http;
 pub mod loaders;
+pub mod media;
 pub mod metrics;
 pub mod nft;
 pub mod query;

@@ -1,6 +1,7 @@
 //! `nftsByWallet`'s types: `NftConnection`, `NftEdge`, `Nft`, and the `TokenIdFormat` and
 //! `ContractType` enums.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_graphql::futures_util::future::try_join;
@@ -9,8 +10,11 @@ use async_graphql::{Context, Enum, Object, SimpleObject};
 use super::connection::{PageInfo, SyncStatus};
 use super::error::GqlError;
 use super::loaders::{ContractKey, Related, TokenKey};
+use super::media::{MediaBase, NftMedia};
 use super::scalars::{Address, BlockNumber, Uint256};
-use crate::query::{ContractInfo, NftHolding, NftQuery, QueryService, TokenInfo};
+use crate::query::{
+    ContractInfo, MediaInfo, MediaSource, NftHolding, NftQuery, QueryService, TokenInfo,
+};
 use crate::types::{self, iso8601_ms, Chain};
 
 /// How `Nft.tokenId` is written.
@@ -113,6 +117,8 @@ pub struct Nft {
     chain: Chain,
     format: types::TokenIdFormat,
     related: Arc<Related>,
+    /// Its preview media, when selected and its metadata is fetched; and the links' base.
+    media: Option<(MediaInfo, Arc<str>)>,
 }
 
 impl Nft {
@@ -237,6 +243,15 @@ impl Nft {
             .and_then(|t| t.last_metadata_sync)
             .map(iso8601_ms))
     }
+
+    /// Preview media of the token's image: its status and, once made, links to 100, 250 and
+    /// 500 px PNG previews. The first request for an image queues it (`PROCESSING`); `null`
+    /// while the token's metadata is not fetched.
+    async fn media(&self) -> Option<NftMedia> {
+        self.media
+            .as_ref()
+            .map(|(info, base)| NftMedia::new(info.clone(), base))
+    }
 }
 
 /// Node fields answered from the contract's metadata.
@@ -249,6 +264,7 @@ const TOKEN_FIELDS: &[&str] = &[
     "minterAddress",
     "lastTokenUriSync",
     "lastMetadataSync",
+    "media",
 ];
 
 /// Runs `nftsByWallet`: one page from the query service, then one batch per kind of related data
@@ -285,6 +301,29 @@ pub async fn resolve(
     };
     try_join(related.prime(contracts), related.prime(tokens)).await?;
 
+    // Preview media: one batch for the page, from the token rows just loaded (cached).
+    let mut media = HashMap::new();
+    if node.field("media").exists() {
+        let mut sources = Vec::with_capacity(page.edges.len());
+        for e in &page.edges {
+            let h = &e.node;
+            let t = related.token(h.contract, h.token_id).await?;
+            let source = MediaSource {
+                token_id: h.token_id,
+                erc1155: h.contract_type == "ERC1155",
+                metadata: t.as_ref().and_then(|t| t.metadata.clone()),
+                metadata_synced_at: t.as_ref().and_then(|t| t.last_metadata_sync),
+            };
+            sources.push(((h.contract, h.token_id), source));
+        }
+        media = service.media(sources).await?;
+    }
+    let base: Arc<str> = ctx
+        .data_opt::<MediaBase>()
+        .map(|b| b.0.as_str())
+        .unwrap_or_default()
+        .into();
+
     let page_info = PageInfo::from(&page);
     let edges = page
         .edges
@@ -292,6 +331,9 @@ pub async fn resolve(
         .map(|e| NftEdge {
             cursor: e.cursor,
             node: Nft {
+                media: media
+                    .get(&(e.node.contract, e.node.token_id))
+                    .map(|m| (m.clone(), base.clone())),
                 holding: e.node,
                 chain: q.chain,
                 format,

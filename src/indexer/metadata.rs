@@ -2,8 +2,10 @@
 //!
 //! Contracts: the standard by ERC165 `supportsInterface` (ERC721 `0x80ac58cd`, ERC1155
 //! `0xd9b67a26`), `name()`, `symbol()`, `decimals()` — tolerant of reverts, missing functions and
-//! `bytes32` return values (old tokens such as MKR). Values already known (from the contract's
-//! own events, or a token list) are kept; an ERC165 answer that contradicts the events is logged. Tokens: `tokenURI(id)` (ERC721) or `uri(id)` (ERC1155). Each contract and
+//! `bytes32` return values (old tokens such as MKR). A standard shown by the contract's own
+//! events is kept (an ERC165 answer that contradicts them is logged); names, symbols and
+//! decimals it answers replace a token list's fallbacks. The spam heuristics then judge the
+//! names. Tokens: `tokenURI(id)` (ERC721) or `uri(id)` (ERC1155). Each contract and
 //! token is read once; a transient RPC failure leaves it for a later round.
 
 use std::time::Duration;
@@ -126,17 +128,18 @@ async fn contracts_round(
                     contract::Column::Standard,
                     Expr::value(row.standard.clone().or(erc165.map(str::to_string))),
                 )
+                // What the contract answers wins over a token list's fallback.
                 .col_expr(
                     contract::Column::Name,
-                    Expr::value(row.name.clone().or(name)),
+                    Expr::value(name.or(row.name.clone())),
                 )
                 .col_expr(
                     contract::Column::Symbol,
-                    Expr::value(row.symbol.clone().or(symbol)),
+                    Expr::value(symbol.or(row.symbol.clone())),
                 )
                 .col_expr(
                     contract::Column::Decimals,
-                    Expr::value(row.decimals.or(decimals.map(i32::from))),
+                    Expr::value(decimals.map(i32::from).or(row.decimals)),
                 )
                 .col_expr(contract::Column::MetadataFetchedAt, Expr::value(now_ms()))
                 .filter(contract::Column::ChainId.eq(row.chain_id))
@@ -144,6 +147,14 @@ async fn contracts_round(
                 .exec(db)
                 .await?;
         }
+    }
+    if n > 0 {
+        // Names and symbols arrived: the spam heuristics judge them.
+        let read: Vec<Address> = rows
+            .iter()
+            .filter_map(|r| Address::parse(&r.address).ok())
+            .collect();
+        crate::lists::heuristics::apply(db, Some((chain, &read))).await?;
     }
     Ok(n)
 }
@@ -206,13 +217,16 @@ async fn tokens_round(db: &DatabaseConnection, chain: Chain, rpc: &Rpc) -> Resul
     for chunk in rows.chunks(CONCURRENCY) {
         let reads = join_all(chunk.iter().map(|r| read_token_uri(rpc, r))).await;
         for (row, read) in chunk.iter().zip(reads) {
-            let uri = read?;
-            nft_token::Entity::update_many()
-                .col_expr(
-                    nft_token::Column::TokenUri,
-                    Expr::value(row.token_uri.clone().or(uri)),
-                )
-                .col_expr(nft_token::Column::LastTokenUriSync, Expr::value(now_ms()))
+            let uri = row.token_uri.clone().or(read?);
+            let now = now_ms();
+            let mut update = nft_token::Entity::update_many();
+            if uri.is_some() {
+                // The off-chain metadata worker fetches what it names, from now on.
+                update = update.col_expr(nft_token::Column::MetadataNextAt, Expr::value(now));
+            }
+            update
+                .col_expr(nft_token::Column::TokenUri, Expr::value(uri))
+                .col_expr(nft_token::Column::LastTokenUriSync, Expr::value(now))
                 .filter(nft_token::Column::ChainId.eq(row.chain_id))
                 .filter(nft_token::Column::ContractAddress.eq(row.contract_address.clone()))
                 .filter(nft_token::Column::TokenId.eq(row.token_id.clone()))

@@ -10,9 +10,41 @@
 //!
 //! Both workers claim work from the database, so any number of processes can run them.
 
+pub mod cli;
 pub mod config;
 pub mod fetch;
 pub mod media;
 pub mod metadata;
 
 pub use config::OffchainConfig;
+
+use sea_orm::DatabaseConnection;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Starts the off-chain workers of this process (none when `config.enabled` is off), sharing
+/// one [`fetch::Fetcher`]. They stop when `stop` turns true or its sender is dropped; await
+/// the handles to wait for them.
+pub fn spawn(
+    db: DatabaseConnection,
+    config: OffchainConfig,
+    stop: watch::Receiver<bool>,
+) -> Vec<JoinHandle<()>> {
+    if !config.enabled {
+        return Vec::new();
+    }
+    let fetcher = fetch::Fetcher::new(config);
+    let metadata = tokio::spawn(metadata::run(
+        db.clone(),
+        fetcher.clone(),
+        metadata::Schedule::default(),
+        stop.clone(),
+    ));
+    let media = media::worker::MediaWorker::new(db, fetcher.clone(), fetcher.config().clone());
+    let mut media_stop = stop;
+    let media = tokio::spawn(media.run(async move {
+        // Completes when `stop` turns true or its sender is dropped.
+        let _ = media_stop.wait_for(|stopped| *stopped).await;
+    }));
+    vec![metadata, media]
+}

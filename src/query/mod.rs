@@ -9,8 +9,11 @@
 //! - Related data (contract metadata, token rows, labels) is fetched in batches for a whole page
 //!   at once ([`QueryService::contracts`], [`QueryService::tokens`], [`QueryService::labels`]), so
 //!   a page costs a constant number of statements whatever its size.
+//! - [`QueryService::media`]: preview media of a page's tokens (queues unknown images for the
+//!   media worker; never waits on a fetch).
 
 mod cursor;
+mod media;
 mod model;
 mod nfts;
 mod related;
@@ -18,6 +21,7 @@ pub mod status;
 mod transfers;
 
 pub use cursor::{CursorCodec, CursorError, CursorKind};
+pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
 
 use sea_orm::{DatabaseConnection, DbErr};

@@ -152,3 +152,40 @@ pub struct TokenInfo {
     /// Unix milliseconds.
     pub last_metadata_sync: Option<i64>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holding(contract: &str, id: &str) -> NftHolding {
+        NftHolding {
+            contract: Address::parse(contract).unwrap_or_else(|e| panic!("{e}")),
+            token_id: Uint256::parse(id).unwrap_or_else(|e| panic!("{e}")),
+            owner: Address::parse("0x0000000000000000000000000000000000000001")
+                .unwrap_or_else(|e| panic!("{e}")),
+            amount: Uint256::from_u64(1),
+            contract_type: "ERC721".into(),
+            block_number: 1,
+        }
+    }
+
+    /// Pinned values: `sha256("1:0xbc4c…f13d:1")[..16]` as computed independently (Python's
+    /// hashlib). Letter case and the token id's input format do not change it.
+    #[test]
+    fn token_hash_is_pinned() {
+        let bayc = "0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d";
+        assert_eq!(
+            holding(bayc, "1").token_hash(Chain::ETH),
+            "279ebc372e664ca222fd73c70ff776f0"
+        );
+        assert_eq!(
+            holding(&bayc.to_uppercase().replace("0X", "0x"), "0x01").token_hash(Chain::ETH),
+            "279ebc372e664ca222fd73c70ff776f0"
+        );
+        let polygon = Chain::parse("0x89").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            holding(bayc, &format!("0x{}", "f".repeat(64))).token_hash(polygon),
+            "ae8b63e1f88d49b658eea75166543ce5"
+        );
+    }
+}

@@ -1,9 +1,28 @@
 //! `normalized_metadata`: the common fields of an NFT's metadata JSON, under fixed names.
 //!
+//! Follows the ERC721 and ERC1155 metadata JSON schemas and OpenSea's metadata conventions.
 //! Built from the stored metadata when it parses as a JSON object; otherwise every field is
-//! `null` and `attributes` is `[]`. Aliases in the wild are folded in: `external_url` for
-//! `external_link`, `image_url` for `image`. Only text (or a number, written as text) becomes
-//! a text field.
+//! `null` and `attributes` is `[]`. Text fields take a non-blank string, or a number written as
+//! text; anything else is `null`.
+//!
+//! | field | taken from, first that holds text |
+//! |---|---|
+//! | `name` | `name`, `title` |
+//! | `description` | `description` |
+//! | `image` | `image`, `image_url`, then `image_data` (OpenSea's inline SVG): a `data:` URI as it is, raw SVG as `data:image/svg+xml;base64,…` — the same rule as the media previews |
+//! | `external_link` | `external_link`, `external_url` |
+//! | `animation_url` | `animation_url` |
+//! | `attributes` | `attributes` (OpenSea: an array of `{trait_type, value, display_type, max_value}`, or of bare values), else `traits` (the same, older name), else ERC1155 `properties` (an object: key → value, or key → `{name, value, display_value}`); an object instead of an array is read like `properties` |
+//!
+//! Attribute values are kept as the metadata gives them (text, number, boolean); `null` values
+//! and nested objects without a `value` are dropped. `max_value` is a number (numeric text is
+//! converted). `trait_count` (how many tokens of the collection share the trait, in Moralis) is
+//! `null`: it needs collection-wide counts that are not computed. `order` is `null`: no standard
+//! defines it.
+//!
+//! ERC1155: the standard says `{id}` in any value is the token id as 64 lowercase hex digits;
+//! [`NormalizedMetadata::for_token`] substitutes it in `image`, `animation_url` and
+//! `external_link`.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -17,7 +36,7 @@ pub struct NormalizedMetadata {
     pub name: Option<String>,
     /// Its description.
     pub description: Option<String>,
-    /// URL of its image.
+    /// URL of its image (inline SVG `image_data` as a `data:` URI).
     pub image: Option<String>,
     /// A link to more information.
     pub external_link: Option<String>,
@@ -41,7 +60,7 @@ pub struct Attribute {
     /// For numeric values, the upper bound.
     #[schema(value_type = Option<f64>)]
     pub max_value: Option<Value>,
-    /// How many values this trait has across the collection; not computed yet.
+    /// How many tokens of the collection share this trait: not computed, so `null`.
     pub trait_count: Option<u64>,
     /// Display position; not given by the metadata standards, so `null`.
     pub order: Option<u64>,
@@ -61,25 +80,83 @@ fn first_text(obj: &Map<String, Value>, keys: &[&str]) -> Option<String> {
     keys.iter().find_map(|k| text(obj.get(*k)))
 }
 
+/// A number, or text that is one.
+fn number(v: Option<&Value>) -> Option<Value> {
+    match v? {
+        Value::Number(_) => v.cloned(),
+        Value::String(s) => {
+            let s = s.trim();
+            s.parse::<i64>().map(Value::from).ok().or_else(|| {
+                s.parse::<f64>()
+                    .ok()
+                    .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+            })
+        }
+        _ => None,
+    }
+}
+
+fn trait_of(trait_type: Option<String>, value: Value) -> Attribute {
+    Attribute {
+        trait_type,
+        value,
+        display_type: None,
+        max_value: None,
+        trait_count: None,
+        order: None,
+    }
+}
+
+/// One entry of an `attributes` / `traits` array.
 fn attribute(v: &Value) -> Option<Attribute> {
     match v {
         Value::Object(o) => Some(Attribute {
-            trait_type: first_text(o, &["trait_type", "type", "key"]),
-            value: o.get("value").cloned().unwrap_or(Value::Null),
+            trait_type: first_text(o, &["trait_type", "type", "key", "name"]),
             display_type: text(o.get("display_type")),
-            max_value: o.get("max_value").filter(|m| m.is_number()).cloned(),
-            trait_count: None,
-            order: None,
+            max_value: number(o.get("max_value")),
+            ..trait_of(None, o.get("value").cloned().unwrap_or(Value::Null))
         }),
-        Value::String(_) | Value::Number(_) | Value::Bool(_) => Some(Attribute {
-            trait_type: None,
-            value: v.clone(),
-            display_type: None,
-            max_value: None,
-            trait_count: None,
-            order: None,
-        }),
+        Value::String(_) | Value::Number(_) | Value::Bool(_) => Some(trait_of(None, v.clone())),
         _ => None,
+    }
+}
+
+/// ERC1155 `properties` (or an `attributes` object): key → value or `{name, value, …}`.
+fn properties(o: &Map<String, Value>) -> Vec<Attribute> {
+    o.iter()
+        .filter_map(|(key, v)| match v {
+            Value::Null => None,
+            Value::Object(rich) => {
+                let value = rich.get("value").filter(|v| !v.is_null())?.clone();
+                let name = first_text(rich, &["name", "trait_type"]).unwrap_or(key.clone());
+                Some(Attribute {
+                    display_type: text(rich.get("display_type")),
+                    max_value: number(rich.get("max_value")),
+                    ..trait_of(Some(name), value)
+                })
+            }
+            other => Some(trait_of(Some(key.clone()), other.clone())),
+        })
+        .collect()
+}
+
+/// `image`, `image_url`, or `image_data` as a `data:` URI.
+fn image(o: &Map<String, Value>) -> Option<String> {
+    if let Some(i) = first_text(o, &["image", "image_url"]) {
+        return Some(i);
+    }
+    let data = first_text(o, &["image_data"])?;
+    let data = data.trim();
+    if data.starts_with("data:") {
+        Some(data.to_string())
+    } else if data.contains("<svg") {
+        use base64::Engine;
+        Some(format!(
+            "data:image/svg+xml;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(data)
+        ))
+    } else {
+        None
     }
 }
 
@@ -89,18 +166,37 @@ impl NormalizedMetadata {
         let Some(Value::Object(o)) = metadata else {
             return Self::default();
         };
-        let attributes = match o.get("attributes") {
-            Some(Value::Array(items)) => items.iter().filter_map(attribute).collect(),
-            _ => Vec::new(),
+        let list = |k: &str| match o.get(k) {
+            Some(Value::Array(items)) => Some(items.iter().filter_map(attribute).collect()),
+            Some(Value::Object(map)) => Some(properties(map)),
+            _ => None,
         };
+        let attributes = list("attributes")
+            .or_else(|| list("traits"))
+            .or_else(|| list("properties"))
+            .unwrap_or_default();
         Self {
             name: first_text(o, &["name", "title"]),
             description: first_text(o, &["description"]),
-            image: first_text(o, &["image", "image_url"]),
+            image: image(o),
             external_link: first_text(o, &["external_link", "external_url"]),
             animation_url: first_text(o, &["animation_url"]),
             attributes,
         }
+    }
+
+    /// [`Self::from_json`] for a token: with `erc1155_id` (the id as 64 lowercase hex digits,
+    /// given for ERC1155 tokens only), `{id}` in the URL fields is replaced by it.
+    pub fn for_token(metadata: Option<&Value>, erc1155_id: Option<&str>) -> Self {
+        let mut n = Self::from_json(metadata);
+        if let Some(id) = erc1155_id {
+            for f in [&mut n.image, &mut n.animation_url, &mut n.external_link] {
+                if let Some(v) = f.as_mut() {
+                    *v = v.replace("{id}", id);
+                }
+            }
+        }
+        n
     }
 }
 
@@ -151,5 +247,81 @@ mod tests {
                        "external_link": null, "animation_url": null, "attributes": []})
             );
         }
+    }
+
+    #[test]
+    fn traits_and_properties() {
+        let m = json!({"traits": [{"trait_type": "Hat", "value": "cap", "max_value": "9"}]});
+        let n = NormalizedMetadata::from_json(Some(&m));
+        assert_eq!(n.attributes.len(), 1);
+        assert_eq!(n.attributes[0].trait_type.as_deref(), Some("Hat"));
+        assert_eq!(n.attributes[0].max_value, Some(json!(9)));
+
+        let m = json!({
+            "name": "Asset", "properties": {
+                "simple_property": "example value",
+                "rich_property": {"name": "Name", "value": "123", "display_value": "123 Example Value",
+                                  "class": "emphasis"},
+                "array_property": {"name": "Arr", "value": [1, 2, 3, 4]},
+                "no_value": {"class": "x"},
+                "nothing": null
+            }
+        });
+        let n = NormalizedMetadata::from_json(Some(&m));
+        let got: Vec<(Option<&str>, &Value)> = n
+            .attributes
+            .iter()
+            .map(|a| (a.trait_type.as_deref(), &a.value))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Some("Arr"), &json!([1, 2, 3, 4])),
+                (Some("Name"), &json!("123")),
+                (Some("simple_property"), &json!("example value")),
+            ]
+        );
+        // `attributes` wins over `properties`; an object of attributes reads like properties.
+        let m = json!({"attributes": {"Color": "red"}, "properties": {"x": 1}});
+        let n = NormalizedMetadata::from_json(Some(&m));
+        assert_eq!(n.attributes.len(), 1);
+        assert_eq!(n.attributes[0].trait_type.as_deref(), Some("Color"));
+        assert!(n
+            .attributes
+            .iter()
+            .all(|a| a.trait_count.is_none() && a.order.is_none()));
+    }
+
+    #[test]
+    fn image_fallbacks() {
+        let n = NormalizedMetadata::from_json(Some(&json!({"image_url": "https://i"})));
+        assert_eq!(n.image.as_deref(), Some("https://i"));
+        let svg = "<svg xmlns='http://www.w3.org/2000/svg'></svg>";
+        let n = NormalizedMetadata::from_json(Some(&json!({"image_data": svg})));
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(svg);
+        assert_eq!(n.image, Some(format!("data:image/svg+xml;base64,{b64}")));
+        let n =
+            NormalizedMetadata::from_json(Some(&json!({"image_data": "data:image/png;base64,AA"})));
+        assert_eq!(n.image.as_deref(), Some("data:image/png;base64,AA"));
+        let n = NormalizedMetadata::from_json(Some(&json!({"image_data": "garbage"})));
+        assert_eq!(n.image, None);
+        let n = NormalizedMetadata::from_json(Some(&json!({"image": "", "image_url": "u"})));
+        assert_eq!(n.image.as_deref(), Some("u"));
+    }
+
+    #[test]
+    fn erc1155_id_substitution() {
+        let id = format!("{:064x}", 0xabcdefu64);
+        let m = json!({"image": "https://x/{id}.png", "animation_url": "ipfs://c/{id}.mp4",
+                       "external_url": "https://x/t/{id}", "name": "{id}"});
+        let n = NormalizedMetadata::for_token(Some(&m), Some(&id));
+        assert_eq!(n.image, Some(format!("https://x/{id}.png")));
+        assert_eq!(n.animation_url, Some(format!("ipfs://c/{id}.mp4")));
+        assert_eq!(n.external_link, Some(format!("https://x/t/{id}")));
+        assert_eq!(n.name.as_deref(), Some("{id}"));
+        // ERC721 (no id given): untouched.
+        let n = NormalizedMetadata::for_token(Some(&m), None);
+        assert_eq!(n.image.as_deref(), Some("https://x/{id}.png"));
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod envelope;
 pub mod error;
+pub mod media;
 pub mod metadata;
 pub mod nft;
 pub mod openapi;

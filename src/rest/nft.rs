@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
 use axum::Json;
 use serde::Serialize;
 use serde_json::Value;
@@ -14,9 +15,10 @@ use utoipa::ToSchema;
 
 use super::envelope::{text, NftEnvelope};
 use super::error::ApiError;
+use super::media::{preview_base, MediaRecord};
 use super::metadata::NormalizedMetadata;
 use super::params::NftParams;
-use crate::query::{ContractInfo, NftHolding, TokenInfo};
+use crate::query::{ContractInfo, MediaSource, NftHolding, TokenInfo};
 use crate::server::AppState;
 use crate::types::{iso8601_ms, Address, Chain, TokenIdFormat, Uint256};
 
@@ -55,12 +57,9 @@ pub struct NftRecord {
     pub metadata: Option<String>,
     /// The normalized metadata when `normalizeMetadata=true`, else `null`.
     pub normalized_metadata: Option<NormalizedMetadata>,
-    /// Preview media (`media_items=true`). Always `null` in this version: previews are not
-    /// generated yet.
-    // Previews arrive with the preview pipeline of a later issue; until then there is nothing
-    // to describe.
-    #[schema(value_type = Option<Object>)]
-    pub media: Option<Value>,
+    /// Preview media of the token's image when `media_items=true` (else `null`); also `null`
+    /// while the token's metadata is not fetched.
+    pub media: Option<MediaRecord>,
     /// How many the owner holds (1 for ERC721).
     #[schema(pattern = "^[0-9]+$", example = "1")]
     pub amount: String,
@@ -118,12 +117,10 @@ impl NftRecord {
         let parsed: Option<(String, Value)> = token
             .and_then(|t| t.metadata.as_ref())
             .and_then(|m| serde_json::from_str(m).ok().map(|v| (m.clone(), v)));
-        let normalized_metadata = params
-            .normalize_metadata
-            .then(|| NormalizedMetadata::from_json(parsed.as_ref().map(|(_, v)| v)));
-        // `media_items=true` is accepted, but there is no preview pipeline yet: `media` stays
-        // null until previews arrive with a later issue.
-        let media = None;
+        let normalized_metadata = params.normalize_metadata.then(|| {
+            let erc1155_id = (h.contract_type == "ERC1155").then(|| h.token_id.to_db());
+            NormalizedMetadata::for_token(parsed.as_ref().map(|(_, v)| v), erc1155_id.as_deref())
+        });
         Self {
             token_address: h.contract.to_string(),
             token_id: match params.format {
@@ -139,7 +136,7 @@ impl NftRecord {
             token_uri: text(token.and_then(|t| t.token_uri.as_ref())),
             metadata: parsed.map(|(raw, _)| raw),
             normalized_metadata,
-            media,
+            media: None, // set by the handler when `media_items=true`
             amount: h.amount.to_decimal(),
             name: text(contract.and_then(|c| c.name.as_ref())),
             symbol: text(contract.and_then(|c| c.symbol.as_ref())),
@@ -192,6 +189,7 @@ pub(super) async fn wallet_nfts(
     State(state): State<AppState>,
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
+    headers: HeaderMap,
 ) -> Result<Json<NftEnvelope<NftRecord>>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftParams::parse(&address, raw.as_deref())?;
@@ -214,19 +212,46 @@ pub(super) async fn wallet_nfts(
         service.tokens(chain, &keys)
     )
     .map_err(|e| ApiError::from_query("nft related data", e))?;
+    let media = if params.media_items {
+        let sources = keys
+            .iter()
+            .zip(&page.edges)
+            .map(|(k, e)| {
+                let t = tokens.get(k);
+                let source = MediaSource {
+                    token_id: k.1,
+                    erc1155: e.node.contract_type == "ERC1155",
+                    metadata: t.and_then(|t| t.metadata.clone()),
+                    metadata_synced_at: t.and_then(|t| t.last_metadata_sync),
+                };
+                (*k, source)
+            })
+            .collect();
+        service
+            .media(sources)
+            .await
+            .map_err(|e| ApiError::from_query("nft media", e))?
+    } else {
+        HashMap::new()
+    };
+    let base = preview_base(&state, &headers);
 
     let result = page
         .edges
         .iter()
         .map(|e| {
             let h = &e.node;
-            NftRecord::new(
+            let mut record = NftRecord::new(
                 h,
                 chain,
                 contracts.get(&h.contract),
                 tokens.get(&(h.contract, h.token_id)),
                 &params,
-            )
+            );
+            record.media = media
+                .get(&(h.contract, h.token_id))
+                .map(|m| MediaRecord::new(m, &base));
+            record
         })
         .collect();
     Ok(Json(NftEnvelope::new(&page, result)))

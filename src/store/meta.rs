@@ -1,8 +1,13 @@
-//! Contract metadata writes: names, symbols, decimals and logos (from token lists now, from
-//! `eth_call` in the indexer), and address labels.
+//! Contract metadata writes: names, symbols, decimals and logos (from `eth_call` in the
+//! indexer, and as fallbacks from token lists), address labels, and the spam / verified flags
+//! with where each came from (see [`FlagSource`]: an admin's choice beats a list, which beats
+//! the heuristics).
 
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{ConnectionTrait, DbErr, EntityTrait};
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbBackend, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter,
+};
 
 use crate::entity::{address_label, contract};
 use crate::types::{Address, Chain};
@@ -16,7 +21,8 @@ pub struct ContractMeta {
     pub logo: Option<String>,
 }
 
-/// Upserts names, symbols, decimals and logos. Returns the number of rows given.
+/// Upserts names, symbols, decimals and logos, overwriting what is stored (values known to be
+/// right; a token list's go through [`fill_contract_meta`]). Returns the number of rows given.
 pub async fn upsert_contract_meta<C: ConnectionTrait>(
     db: &C,
     chain: Chain,
@@ -28,23 +34,7 @@ pub async fn upsert_contract_meta<C: ConnectionTrait>(
         metas.iter().map(|(a, m)| (a, m)).collect();
     let rows: Vec<contract::ActiveModel> = metas
         .into_iter()
-        .map(|(a, m)| {
-            contract::Model {
-                chain_id: chain.db_id(),
-                address: a.to_string(),
-                standard: None,
-                name: m.name.clone(),
-                symbol: m.symbol.clone(),
-                decimals: m.decimals.map(i32::from),
-                logo: m.logo.clone(),
-                possible_spam: false,
-                verified: false,
-                metadata_fetched_at: None,
-                spam_source: None,
-                verified_source: None,
-            }
-            .into()
-        })
+        .map(|(a, m)| bare(chain, a.to_string(), (*m).clone()).into())
         .collect();
     for chunk in rows.chunks(super::CHUNK) {
         contract::Entity::insert_many(chunk.to_vec())
@@ -99,7 +89,9 @@ pub async fn upsert_labels<C: ConnectionTrait>(
     Ok(rows.len())
 }
 
-/// Sets the spam / verified flags of one contract (creating its row if needed).
+/// Sets the spam / verified flags of one contract (creating its row if needed), recording no
+/// source: a raw write (it also registers a contract known only by address). Imports and
+/// admins go through [`list_flag`] and [`admin_flag`], which keep the precedence.
 pub async fn set_flags<C: ConnectionTrait>(
     db: &C,
     chain: Chain,
@@ -107,21 +99,10 @@ pub async fn set_flags<C: ConnectionTrait>(
     possible_spam: bool,
     verified: bool,
 ) -> Result<(), DbErr> {
-    let row: contract::ActiveModel = contract::Model {
-        chain_id: chain.db_id(),
-        address: address.to_string(),
-        standard: None,
-        name: None,
-        symbol: None,
-        decimals: None,
-        logo: None,
-        possible_spam,
-        verified,
-        metadata_fetched_at: None,
-                spam_source: None,
-                verified_source: None,
-    }
-    .into();
+    let mut m = bare(chain, address.to_string(), ContractMeta::default());
+    m.possible_spam = possible_spam;
+    m.verified = verified;
+    let row: contract::ActiveModel = m.into();
     contract::Entity::insert(row)
         .on_conflict(
             OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
@@ -129,6 +110,259 @@ pub async fn set_flags<C: ConnectionTrait>(
                 .to_owned(),
         )
         .exec_without_returning(db)
+        .await?;
+    Ok(())
+}
+
+/// Fills in names, symbols and decimals where none is known yet (values read by `eth_call`
+/// win), and sets logos — what a token list is trusted for. Creates unknown contracts' rows.
+/// Returns the number of rows given.
+pub async fn fill_contract_meta<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    metas: &[(Address, ContractMeta)],
+) -> Result<usize, DbErr> {
+    let backend = db.get_database_backend();
+    // The stored value unless NULL, else the new one; `new_first` the other way round.
+    let keep = |col: &str, new_first: bool| -> Expr {
+        let (old, new) = match backend {
+            // In ON DUPLICATE KEY UPDATE a bare column is the stored value.
+            DbBackend::MySql => (format!("`{col}`"), format!("VALUES(`{col}`)")),
+            _ => (
+                format!("\"contracts\".\"{col}\""),
+                format!("\"excluded\".\"{col}\""),
+            ),
+        };
+        let (a, b) = if new_first { (new, old) } else { (old, new) };
+        Expr::cust(format!("COALESCE({a}, {b})"))
+    };
+    let metas: std::collections::BTreeMap<&Address, &ContractMeta> =
+        metas.iter().map(|(a, m)| (a, m)).collect();
+    let rows: Vec<contract::ActiveModel> = metas
+        .into_iter()
+        .map(|(a, m)| bare(chain, a.to_string(), (*m).clone()).into())
+        .collect();
+    for chunk in rows.chunks(super::CHUNK) {
+        contract::Entity::insert_many(chunk.to_vec())
+            .on_conflict(
+                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
+                    .value(contract::Column::Name, keep("name", false))
+                    .value(contract::Column::Symbol, keep("symbol", false))
+                    .value(contract::Column::Decimals, keep("decimals", false))
+                    .value(contract::Column::Logo, keep("logo", true))
+                    .to_owned(),
+            )
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(rows.len())
+}
+
+/// A contract row with nothing known but these metadata.
+fn bare(chain: Chain, address: String, m: ContractMeta) -> contract::Model {
+    contract::Model {
+        chain_id: chain.db_id(),
+        address,
+        standard: None,
+        name: m.name,
+        symbol: m.symbol,
+        decimals: m.decimals.map(i32::from),
+        logo: m.logo,
+        possible_spam: false,
+        verified: false,
+        metadata_fetched_at: None,
+        spam_source: None,
+        verified_source: None,
+    }
+}
+
+/// Where a spam or verified flag came from. The stronger source wins: `Admin` > `List` >
+/// `Heuristic`; no source means nobody has decided (the flag is false).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FlagSource {
+    /// The spam heuristics (`lists::heuristics`); spam only.
+    Heuristic,
+    /// An imported spam list or verified allow-list.
+    List,
+    /// `tokenql contract set`: never overwritten by an import or the heuristics.
+    Admin,
+}
+
+impl FlagSource {
+    /// As stored in `contracts.spam_source` / `verified_source`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlagSource::Heuristic => "heuristic",
+            FlagSource::List => "list",
+            FlagSource::Admin => "admin",
+        }
+    }
+
+    /// From the stored value; `None` for NULL or an unknown value.
+    pub fn parse(s: Option<&str>) -> Option<Self> {
+        match s? {
+            "heuristic" => Some(FlagSource::Heuristic),
+            "list" => Some(FlagSource::List),
+            "admin" => Some(FlagSource::Admin),
+            _ => None,
+        }
+    }
+}
+
+/// A contract's flag: `possible_spam` or `verified`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flag {
+    Spam,
+    Verified,
+}
+
+impl Flag {
+    /// The flag's column and its source column.
+    fn columns(self) -> (contract::Column, contract::Column) {
+        match self {
+            Flag::Spam => (contract::Column::PossibleSpam, contract::Column::SpamSource),
+            Flag::Verified => (contract::Column::Verified, contract::Column::VerifiedSource),
+        }
+    }
+}
+
+/// What a list import did to the database.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListOutcome {
+    /// Contracts whose flag the list set.
+    pub applied: u64,
+    /// Contracts left alone because an admin decided their flag.
+    pub kept_admin: u64,
+}
+
+/// Sets `flag` on these contracts as a list says, except where an admin decided (creating rows
+/// for contracts not seen yet, so they are flagged as soon as their transfers arrive).
+pub async fn list_flag<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    flag: Flag,
+    addresses: &[Address],
+) -> Result<ListOutcome, DbErr> {
+    let (value_col, source_col) = flag.columns();
+    let addresses: std::collections::BTreeSet<String> =
+        addresses.iter().map(|a| a.to_string()).collect();
+    let addresses: Vec<String> = addresses.into_iter().collect();
+    let mut out = ListOutcome::default();
+    for chunk in addresses.chunks(super::CHUNK) {
+        let rows: Vec<contract::ActiveModel> = chunk
+            .iter()
+            .map(|a| {
+                let mut m = bare(chain, a.clone(), ContractMeta::default());
+                match flag {
+                    Flag::Spam => {
+                        m.possible_spam = true;
+                        m.spam_source = Some(FlagSource::List.as_str().to_string());
+                    }
+                    Flag::Verified => {
+                        m.verified = true;
+                        m.verified_source = Some(FlagSource::List.as_str().to_string());
+                    }
+                }
+                m.into()
+            })
+            .collect();
+        contract::Entity::insert_many(rows)
+            .on_conflict(super::skip_existing([
+                contract::Column::ChainId,
+                contract::Column::Address,
+            ]))
+            .exec_without_returning(db)
+            .await?;
+        let admin = contract::Entity::find()
+            .filter(contract::Column::ChainId.eq(chain.db_id()))
+            .filter(contract::Column::Address.is_in(chunk.to_vec()))
+            .filter(source_col.eq(FlagSource::Admin.as_str()))
+            .count(db)
+            .await?;
+        contract::Entity::update_many()
+            .col_expr(value_col, Expr::value(true))
+            .col_expr(source_col, Expr::value(FlagSource::List.as_str()))
+            .filter(contract::Column::ChainId.eq(chain.db_id()))
+            .filter(contract::Column::Address.is_in(chunk.to_vec()))
+            .filter(
+                Condition::any()
+                    .add(source_col.is_null())
+                    .add(source_col.ne(FlagSource::Admin.as_str())),
+            )
+            .exec(db)
+            .await?;
+        out.kept_admin += admin;
+        out.applied += chunk.len() as u64 - admin;
+    }
+    Ok(out)
+}
+
+/// Applies the heuristics' verdicts: `flag` marks possible spam where nobody decided yet;
+/// `clear` removes the heuristics' own flag (lists' and admins' flags are never touched).
+pub async fn heuristic_spam<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    flag: &[Address],
+    clear: &[Address],
+) -> Result<(), DbErr> {
+    let strings = |v: &[Address]| -> Vec<String> { v.iter().map(|a| a.to_string()).collect() };
+    for chunk in strings(flag).chunks(super::CHUNK) {
+        contract::Entity::update_many()
+            .col_expr(contract::Column::PossibleSpam, Expr::value(true))
+            .col_expr(
+                contract::Column::SpamSource,
+                Expr::value(FlagSource::Heuristic.as_str()),
+            )
+            .filter(contract::Column::ChainId.eq(chain.db_id()))
+            .filter(contract::Column::Address.is_in(chunk.to_vec()))
+            .filter(contract::Column::SpamSource.is_null())
+            .exec(db)
+            .await?;
+    }
+    for chunk in strings(clear).chunks(super::CHUNK) {
+        contract::Entity::update_many()
+            .col_expr(contract::Column::PossibleSpam, Expr::value(false))
+            .col_expr(contract::Column::SpamSource, Expr::value(None::<String>))
+            .filter(contract::Column::ChainId.eq(chain.db_id()))
+            .filter(contract::Column::Address.is_in(chunk.to_vec()))
+            .filter(contract::Column::SpamSource.eq(FlagSource::Heuristic.as_str()))
+            .exec(db)
+            .await?;
+    }
+    Ok(())
+}
+
+/// An admin's decision on one contract's flag (creating its row if needed): `Some(v)` sets it
+/// to `v` for good; `None` ("auto") removes any decision: the flag is false with no source
+/// until a list or the heuristics set it again.
+pub async fn admin_flag<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    address: Address,
+    flag: Flag,
+    value: Option<bool>,
+) -> Result<(), DbErr> {
+    let (value_col, source_col) = flag.columns();
+    contract::Entity::insert(contract::ActiveModel::from(bare(
+        chain,
+        address.to_string(),
+        ContractMeta::default(),
+    )))
+    .on_conflict(super::skip_existing([
+        contract::Column::ChainId,
+        contract::Column::Address,
+    ]))
+    .exec_without_returning(db)
+    .await?;
+    contract::Entity::update_many()
+        .col_expr(value_col, Expr::value(value.unwrap_or(false)))
+        .col_expr(
+            source_col,
+            Expr::value(value.map(|_| FlagSource::Admin.as_str().to_string())),
+        )
+        .filter(contract::Column::ChainId.eq(chain.db_id()))
+        .filter(contract::Column::Address.eq(address.to_string()))
+        .exec(db)
         .await?;
     Ok(())
 }

@@ -114,7 +114,10 @@ impl Anvil {
             child,
             url,
             accounts: vec![],
-            client: reqwest::Client::new(),
+            client: {
+                tokenql::tls::ensure_crypto_provider();
+                reqwest::Client::new()
+            },
         };
         let accts = a.rpc("eth_accounts", json!([])).await;
         a.accounts = accts

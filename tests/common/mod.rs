@@ -199,7 +199,15 @@ async fn drop_database(backend: Backend, handle: &DbHandle) {
 
 /// Starts a server on a fresh, migrated database of `backend`, with one API key.
 pub async fn spawn(backend: Backend) -> TestApp {
+    spawn_with(backend, tokenql::ops::ServerOptions::default()).await
+}
+
+/// [`spawn`] with these operational settings (e.g. the off-chain `media_dir`).
+pub async fn spawn_with(backend: Backend, options: tokenql::ops::ServerOptions) -> TestApp {
     use migration::MigratorTrait;
+
+    // reqwest is built without a TLS provider of its own (see `tokenql::tls`).
+    tokenql::tls::ensure_crypto_provider();
 
     let (url, handle) = create_database(backend).await;
     let db = tokenql::config::connect(&url, 5)
@@ -210,7 +218,8 @@ pub async fn spawn(backend: Backend) -> TestApp {
         .unwrap_or_else(|e| panic!("migrations failed on {backend:?}: {e}"));
     let state = tokenql::AppState::new(db.clone(), tokenql::query::QueryConfig::default())
         .await
-        .unwrap_or_else(|e| panic!("AppState::new failed on {backend:?}: {e}"));
+        .unwrap_or_else(|e| panic!("AppState::new failed on {backend:?}: {e}"))
+        .with_options(options);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("cannot bind a loopback port");

@@ -190,15 +190,18 @@ pub async fn chain_721_owners(
         }
         .abi_encode();
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "eth_call", "params": [{"to": nft, "data": crate::anvil::hex(&data)}, "latest"]});
-        let r: Value = reqwest::Client::new()
-            .post(&anvil.url)
-            .json(&body)
-            .send()
-            .await
-            .expect("rpc")
-            .json()
-            .await
-            .expect("json");
+        let r: Value = {
+            tokenql::tls::ensure_crypto_provider();
+            reqwest::Client::new()
+        }
+        .post(&anvil.url)
+        .json(&body)
+        .send()
+        .await
+        .expect("rpc")
+        .json()
+        .await
+        .expect("json");
         if let Some(res) = r["result"].as_str() {
             out.insert(*id, word_addr(res));
         }

@@ -160,10 +160,13 @@ impl Proxy {
         let addr = listener.local_addr().expect("proxy address");
         let inner = Arc::new(Inner {
             upstream: upstream.to_string(),
-            client: reqwest::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .build()
-                .expect("proxy: HTTP client"),
+            client: {
+                tokenql::tls::ensure_crypto_provider();
+                reqwest::Client::builder()
+            }
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("proxy: HTTP client"),
             config: Mutex::new(Config {
                 rates: Rates::default(),
                 delay: Duration::from_millis(700),

@@ -143,8 +143,9 @@ pub struct NftQueryParams {
     /// external_link, animation_url, attributes); default `false`, which leaves it `null`.
     #[param(rename = "normalizeMetadata", required = false, default = false)]
     normalize_metadata: bool,
-    /// Whether preview media is asked for; default `false`. Accepted, but previews are not
-    /// generated yet: `media` is always `null`.
+    /// Whether preview media is asked for; default `false`. When `true`, `media` carries the
+    /// status of the image's previews and, once made, links to 100, 250 and 500 px PNG
+    /// previews served by tokenql. The first request for an image answers `processing`.
     #[param(required = false, default = false)]
     media_items: bool,
 }

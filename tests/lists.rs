@@ -1,0 +1,19 @@
+//! Spam lists, verified allow-lists, labels, token lists, the spam heuristics and the admin's
+//! overrides, black-box on every backend: imported through the functions the `tokenql lists` and
+//! `tokenql contract` commands run (and through the real binary), read back through REST and
+//! GraphQL. The expected flags and labels come from the bundled files, read here independently.
+
+mod anvil;
+mod common;
+mod indexer_support;
+
+#[path = "lists/binary.rs"]
+mod binary;
+#[path = "lists/bundled.rs"]
+mod bundled;
+#[path = "lists/chain.rs"]
+mod chain;
+#[path = "lists/overrides.rs"]
+mod overrides;
+#[path = "lists/support.rs"]
+mod support;
