@@ -155,6 +155,26 @@ impl ListError {
 }
 
 /// Reads a whole file as text (a leading byte-order mark removed).
+/// Sets `flag` (source `list`) on every listed contract, in one transaction, except where an
+/// admin decided; adds the counts to `report`.
+pub(crate) async fn apply_flag_list(
+    db: &sea_orm::DatabaseConnection,
+    flag: crate::store::meta::Flag,
+    contracts: &std::collections::HashMap<Chain, BTreeSet<crate::types::Address>>,
+    mut report: ListReport,
+) -> Result<ListReport, ListError> {
+    use sea_orm::TransactionTrait;
+    let txn = db.begin().await?;
+    for (chain, listed) in contracts {
+        let listed: Vec<crate::types::Address> = listed.iter().copied().collect();
+        let done = crate::store::meta::list_flag(&txn, *chain, flag, &listed).await?;
+        report.imported += done.applied;
+        report.skip_n("kept by an admin override", done.kept_admin);
+    }
+    txn.commit().await?;
+    Ok(report)
+}
+
 pub(crate) fn read_text(path: &Path) -> Result<String, ListError> {
     let text = std::fs::read_to_string(path).map_err(|source| ListError::Io {
         path: path.display().to_string(),

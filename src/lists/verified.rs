@@ -14,10 +14,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use sea_orm::{DatabaseConnection, TransactionTrait};
+use sea_orm::DatabaseConnection;
 
 use super::{csv_fields, data_lines, parse_chain_id, ListError, ListReport};
-use crate::store::meta::{list_flag, Flag};
+use crate::store::meta::Flag;
 use crate::types::{Address, Chain};
 
 /// An allow-list, parsed.
@@ -106,16 +106,7 @@ pub async fn import_str(
     chain: Option<Chain>,
 ) -> Result<ListReport, ListError> {
     let list = parse(text, name, chain)?;
-    let mut report = list.report;
-    let txn = db.begin().await?;
-    for (chain, contracts) in &list.contracts {
-        let contracts: Vec<Address> = contracts.iter().copied().collect();
-        let done = list_flag(&txn, *chain, Flag::Verified, &contracts).await?;
-        report.imported += done.applied;
-        report.skip_n("kept by an admin override", done.kept_admin);
-    }
-    txn.commit().await?;
-    Ok(report)
+    super::apply_flag_list(db, Flag::Verified, &list.contracts, list.report).await
 }
 
 #[cfg(test)]

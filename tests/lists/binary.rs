@@ -333,7 +333,7 @@ impl ServerOn {
 
 /// `serve --demo` shows the bundled spam flags and labels out of the box.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_demo_shows_flags_and_labels() {
+async fn serve_demo_prints_a_working_key_and_shows_flags_and_labels() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
     use std::time::Instant;
@@ -370,6 +370,13 @@ async fn serve_demo_shows_flags_and_labels() {
         base.expect("the demo printed its address"),
         key.expect("the demo printed a key"),
     );
+    // The printed key works: the example wallet's first page.
+    let page = api
+        .get(&format!(
+            "/api/v2/{}/nft?chain=eth&limit=5",
+            tokenql::demo::EXAMPLE_NFT_WALLET
+        ))
+        .await;
     let labels = api.labels_of_transfers(BINANCE_16).await;
     let (owner, spam_nft) = spam_nft_holder(&Truth::demo());
     let flag = api.spam_flag(&owner, &spam_nft, false).await;
@@ -383,4 +390,6 @@ async fn serve_demo_shows_flags_and_labels() {
     );
     assert_eq!(flag, Some(json!(true)), "{owner}'s {spam_nft} is listed");
     assert_eq!(excluded, None, "exclude_spam leaves {spam_nft} out");
+    assert_eq!(page["result"].as_array().map(Vec::len), Some(5), "{page}");
+    assert!(page["cursor"].is_string(), "{page}");
 }
