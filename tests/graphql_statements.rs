@@ -91,6 +91,48 @@ async fn a_page_of_nfts_costs_the_same_statements_at_10_and_38_records() {
     assert!(sall <= 6, "{sall} statements for one page");
 }
 
+/// `totalCount` is counted once per walk: deeper pages take it from their cursor, so a deep
+/// walk through a whale's NFTs costs no count per page, and every page reports the same total.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_walk_counts_its_total_once() {
+    let env = setup().await;
+    let query = |with_total: bool| {
+        format!(
+            "query($first: Int!, $after: String) {{ nftsByWallet(address: \"{NFT_WALLET}\",
+                first: $first, after: $after) {{ {} pageInfo {{ endCursor }} }} }}",
+            if with_total { "totalCount" } else { "" }
+        )
+    };
+    let run = |q: String, after: Value| {
+        let env = &env;
+        async move {
+            env.statements.store(0, Ordering::SeqCst);
+            let data = env.data(&q, json!({ "first": 5, "after": after })).await;
+            let conn = data["nftsByWallet"].clone();
+            (conn, env.statements.load(Ordering::SeqCst))
+        }
+    };
+    let (p1, with_count) = run(query(true), Value::Null).await;
+    let (_, without_count) = run(query(false), Value::Null).await;
+    assert_eq!(with_count, without_count + 1, "page 1 counts");
+    assert_eq!(p1["totalCount"], json!(WALLET_NFTS));
+    let mut after = p1["pageInfo"]["endCursor"].clone();
+    for page in 2..=4 {
+        let (p, statements) = run(query(true), after.clone()).await;
+        assert_eq!(
+            statements, without_count,
+            "page {page} does not count again"
+        );
+        assert_eq!(p["totalCount"], json!(WALLET_NFTS), "page {page}");
+        after = p["pageInfo"]["endCursor"].clone();
+    }
+    // A walk that did not ask on page 1 counts on the first page that asks.
+    let (p1, _) = run(query(false), Value::Null).await;
+    let (p2, statements) = run(query(true), p1["pageInfo"]["endCursor"].clone()).await;
+    assert_eq!(statements, without_count + 1);
+    assert_eq!(p2["totalCount"], json!(WALLET_NFTS));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unselected_related_data_costs_nothing() {
     let env = setup().await;

@@ -32,6 +32,10 @@ pub struct CursorPayload {
     pub p: u64,
     /// Keyset position of the last record before it.
     pub a: Vec<String>,
+    /// The total an earlier page of this walk counted, so that later pages asking for it
+    /// do not count again: a walk counts at most once, however deep it goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t: Option<u64>,
 }
 
 /// Why a cursor was refused.
@@ -135,6 +139,7 @@ mod tests {
             q: query_digest("q1"),
             p: 2,
             a: vec!["0xabc".into(), "00ff".into()],
+            t: None,
         }
     }
 

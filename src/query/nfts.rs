@@ -65,12 +65,14 @@ impl QueryService {
             let [contract, token] = p.a.as_slice() else {
                 return Err(super::CursorError::Invalid.into());
             };
+            // `contract >= c` is the index range on every backend (a row-value comparison or
+            // a bare `OR` is not, on all of them); the rest only filters within contract `c`.
             find = find.filter(
-                Condition::any()
-                    .add(H::ContractAddress.gt(contract.clone()))
+                Condition::all()
+                    .add(H::ContractAddress.gte(contract.clone()))
                     .add(
-                        Condition::all()
-                            .add(H::ContractAddress.eq(contract.clone()))
+                        Condition::any()
+                            .add(H::ContractAddress.gt(contract.clone()))
                             .add(H::TokenId.gt(token.clone())),
                     ),
             );
@@ -85,6 +87,21 @@ impl QueryService {
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
 
+        // Counted once per walk: the first page asking for it counts, its cursors carry the
+        // figure on (as of that page; the cursor is signed, so it cannot be forged).
+        let counted = start.as_ref().and_then(|p| p.t);
+        let total = match (q.with_total, counted) {
+            (true, Some(t)) => Some(t),
+            (true, None) => Some(
+                nft_holding::Entity::find()
+                    .filter(q.filter())
+                    .count(&self.db)
+                    .await?,
+            ),
+            (false, _) => None,
+        };
+        let carried = total.or(counted);
+
         let edges = rows
             .into_iter()
             .map(|r| {
@@ -93,6 +110,7 @@ impl QueryService {
                     q: digest.clone(),
                     p: page + 1,
                     a: vec![r.contract_address.clone(), r.token_id.clone()],
+                    t: carried,
                 });
                 Ok(Edge {
                     cursor,
@@ -106,16 +124,6 @@ impl QueryService {
             None
         };
 
-        let total = if q.with_total {
-            Some(
-                nft_holding::Entity::find()
-                    .filter(q.filter())
-                    .count(&self.db)
-                    .await?,
-            )
-        } else {
-            None
-        };
         let contracts: Vec<Address> = edges.iter().map(|e| e.node.contract).collect();
         let status = self
             .collection_status(

@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter};
+use sea_orm::sea_query::ArrayType;
+use sea_orm::{ColumnTrait, Condition, DbBackend, EntityTrait, QueryFilter, Statement, Value};
 
 use super::{ContractInfo, QueryError, QueryService, TokenInfo};
 use crate::entity::{address_label, contract, nft_token};
@@ -54,19 +55,43 @@ impl QueryService {
         if keys.is_empty() {
             return Ok(HashMap::new());
         }
-        let mut any = Condition::any();
-        for (a, t) in &keys {
-            any = any.add(
-                Condition::all()
-                    .add(nft_token::Column::ContractAddress.eq(a.to_string()))
-                    .add(nft_token::Column::TokenId.eq(t.to_db())),
+        let rows = if self.db.get_database_backend() == DbBackend::Postgres {
+            // Two arrays joined with UNNEST: one index probe per key, and planned in a fraction
+            // of the time of an `OR` of 100 `(contract AND id)` pairs (2.7 ms of planning
+            // alone, measured with `benches/scale`).
+            let (contracts, ids): (Vec<Value>, Vec<Value>) = keys
+                .iter()
+                .map(|(a, t)| (Value::from(a.to_string()), Value::from(t.to_db())))
+                .unzip();
+            let stmt = Statement::from_sql_and_values(
+                DbBackend::Postgres,
+                "SELECT t.* FROM nft_tokens t JOIN UNNEST($2::text[], $3::text[]) AS k(c, i) \
+                 ON t.contract_address = k.c AND t.token_id = k.i WHERE t.chain_id = $1",
+                [
+                    Value::from(chain.db_id()),
+                    Value::Array(ArrayType::String, Some(Box::new(contracts))),
+                    Value::Array(ArrayType::String, Some(Box::new(ids))),
+                ],
             );
-        }
-        let rows = nft_token::Entity::find()
-            .filter(nft_token::Column::ChainId.eq(chain.db_id()))
-            .filter(any)
-            .all(&self.db)
-            .await?;
+            nft_token::Entity::find()
+                .from_raw_sql(stmt)
+                .all(&self.db)
+                .await?
+        } else {
+            let mut any = Condition::any();
+            for (a, t) in &keys {
+                any = any.add(
+                    Condition::all()
+                        .add(nft_token::Column::ContractAddress.eq(a.to_string()))
+                        .add(nft_token::Column::TokenId.eq(t.to_db())),
+                );
+            }
+            nft_token::Entity::find()
+                .filter(nft_token::Column::ChainId.eq(chain.db_id()))
+                .filter(any)
+                .all(&self.db)
+                .await?
+        };
         rows.into_iter()
             .map(|r| {
                 let a =

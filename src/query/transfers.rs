@@ -1,6 +1,10 @@
 //! Which ERC20 transfers touched these wallets or contracts?
 
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::sea_query::{Alias, Asterisk, Order, Query, SelectStatement, UnionType};
+use sea_orm::{
+    ColumnTrait, Condition, EntityTrait, IdenStatic, QueryFilter, QueryOrder, QuerySelect,
+    QueryTrait,
+};
 
 use super::cursor::{query_digest, CursorKind, CursorPayload};
 use super::{Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
@@ -24,6 +28,7 @@ impl TransferQuery {
         ))
     }
 
+    /// Every filter but the wallets' (which [`TransferQuery::arms`] splits into index ranges).
     fn filter(&self) -> Condition {
         let mut c = Condition::all().add(T::ChainId.eq(self.chain.db_id()));
         if !self.contracts.is_empty() {
@@ -31,14 +36,6 @@ impl TransferQuery {
         }
         if !self.exclude_contracts.is_empty() {
             c = c.add(T::ContractAddress.is_not_in(self.exclude_contracts.db_strings()));
-        }
-        if !self.wallets.is_empty() {
-            let w = self.wallets.db_strings();
-            c = c.add(
-                Condition::any()
-                    .add(T::FromAddress.is_in(w.clone()))
-                    .add(T::ToAddress.is_in(w)),
-            );
         }
         if !self.exclude_wallets.is_empty() {
             let w = self.exclude_wallets.db_strings();
@@ -54,6 +51,67 @@ impl TransferQuery {
         }
         c
     }
+
+    /// The index ranges whose union is the answer, each already in output order: one per
+    /// wallet and side (sender, recipient) when wallets are named, one per contract when
+    /// several contracts are; none (a single range of the filter) otherwise. An `OR` across
+    /// columns or an `IN` list would make the databases collect every match and sort it; a
+    /// range per value, each cut at the page size, reads at most `arms × (page + 1)` rows.
+    fn arms(&self) -> Vec<Condition> {
+        if !self.wallets.is_empty() {
+            self.wallets
+                .db_strings()
+                .into_iter()
+                .flat_map(|w| {
+                    [
+                        Condition::all().add(T::FromAddress.eq(w.clone())),
+                        Condition::all().add(T::ToAddress.eq(w)),
+                    ]
+                })
+                .collect()
+        } else if self.contracts.iter().nth(1).is_some() {
+            self.contracts
+                .db_strings()
+                .into_iter()
+                .map(|c| Condition::all().add(T::ContractAddress.eq(c)))
+                .collect()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Rows strictly after (`block`, `log`) in descending order, written so that every backend
+/// turns `block_number <= block` into an index range (a row-value comparison or a bare `OR`
+/// is not, on all of them): the rest only filters the rows of one block.
+fn older_than(block: i64, log: i32) -> Condition {
+    Condition::all().add(T::BlockNumber.lte(block)).add(
+        Condition::any()
+            .add(T::BlockNumber.lt(block))
+            .add(T::LogIndex.lt(log)),
+    )
+}
+
+/// `SELECT * FROM (arm 0) a0 UNION SELECT * FROM (arm 1) a1 ... ORDER BY ... LIMIT n`: the
+/// union (not `UNION ALL`: a transfer between two named wallets is in two arms) of ranges that
+/// are each already cut at `limit` rows in output order. Exact: a row among the first `limit`
+/// of the union is among the first `limit` of its own arm.
+fn union_of(arms: Vec<SelectStatement>, limit: u64) -> Option<SelectStatement> {
+    let mut arms = arms.into_iter().enumerate().map(|(i, arm)| {
+        Query::select()
+            .column(Asterisk)
+            .from_subquery(arm, Alias::new(format!("a{i}")))
+            .to_owned()
+    });
+    let mut outer = arms.next()?;
+    for arm in arms {
+        outer.union(UnionType::Distinct, arm);
+    }
+    outer
+        .order_by(Alias::new(T::BlockNumber.as_str()), Order::Desc)
+        .order_by(Alias::new(T::LogIndex.as_str()), Order::Desc)
+        .limit(limit);
+    Some(outer)
 }
 
 impl QueryService {
@@ -69,28 +127,40 @@ impl QueryService {
             .transpose()?;
         let page = start.as_ref().map_or(1, |p| p.p);
 
-        let mut find = erc20_transfer::Entity::find().filter(q.filter());
+        let mut base = q.filter();
         if let Some(p) = &start {
             let parsed = match p.a.as_slice() {
                 [b, l] => b.parse::<i64>().ok().zip(l.parse::<i32>().ok()),
                 _ => None,
             };
             let (block, log) = parsed.ok_or(super::CursorError::Invalid)?;
-            find = find.filter(
-                Condition::any().add(T::BlockNumber.lt(block)).add(
-                    Condition::all()
-                        .add(T::BlockNumber.eq(block))
-                        .add(T::LogIndex.lt(log)),
-                ),
-            );
+            base = base.add(older_than(block, log));
         }
         let limit = q.page_size.get();
-        let mut rows = find
-            .order_by_desc(T::BlockNumber)
-            .order_by_desc(T::LogIndex)
-            .limit(limit + 1)
-            .all(&self.db)
-            .await?;
+        let range = |arm: Option<Condition>| {
+            let mut find = erc20_transfer::Entity::find().filter(base.clone());
+            if let Some(arm) = arm {
+                find = find.filter(arm);
+            }
+            find.order_by_desc(T::BlockNumber)
+                .order_by_desc(T::LogIndex)
+                .limit(limit + 1)
+        };
+        let arms: Vec<SelectStatement> = q
+            .arms()
+            .into_iter()
+            .map(|a| range(Some(a)).into_query())
+            .collect();
+        let mut rows = match union_of(arms, limit + 1) {
+            Some(union) => {
+                let stmt = self.db.get_database_backend().build(&union);
+                erc20_transfer::Entity::find()
+                    .from_raw_sql(stmt)
+                    .all(&self.db)
+                    .await?
+            }
+            None => range(None).all(&self.db).await?,
+        };
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
         let edges = rows
@@ -101,6 +171,7 @@ impl QueryService {
                     q: digest.clone(),
                     p: page + 1,
                     a: vec![r.block_number.to_string(), r.log_index.to_string()],
+                    t: None,
                 });
                 Ok(Edge {
                     cursor,

@@ -1,0 +1,251 @@
+//! Load generation: a fixed-duration closed loop of `c` workers, each sending its next request
+//! as soon as the previous one answered, over HTTP (the real server) or straight to the
+//! database (the statements the server issues, replayed).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+
+/// One HTTP request of a shape.
+#[derive(Debug, Clone)]
+pub enum Req {
+    Get(String),
+    Post(String, Arc<String>),
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Measure {
+    pub requests: u64,
+    pub errors: u64,
+    pub seconds: f64,
+    pub rps: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    /// Highest server VmRSS seen during the run, MiB (HTTP runs only).
+    pub rss_mib: Option<f64>,
+}
+
+impl Measure {
+    fn from(mut lat_us: Vec<u32>, errors: u64, seconds: f64, rss: Option<f64>) -> Self {
+        lat_us.sort_unstable();
+        let pct = |q: f64| -> f64 {
+            if lat_us.is_empty() {
+                return 0.0;
+            }
+            let i = ((lat_us.len() as f64 * q).ceil() as usize).clamp(1, lat_us.len()) - 1;
+            f64::from(lat_us[i]) / 1000.0
+        };
+        let n = lat_us.len() as u64;
+        Self {
+            requests: n,
+            errors,
+            seconds,
+            rps: n as f64 / seconds,
+            p50_ms: pct(0.50),
+            p95_ms: pct(0.95),
+            p99_ms: pct(0.99),
+            rss_mib: rss,
+        }
+    }
+}
+
+/// Reads VmRSS (or another `Vm*` field) of `pid` in MiB.
+pub fn vm_mib(pid: u32, field: &str) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Runs `work(i)` in `c` workers for `warmup` then `duration`; only the second phase counts.
+async fn closed_loop<F, Fut>(
+    c: usize,
+    n_items: usize,
+    warmup: Duration,
+    duration: Duration,
+    rss_pid: Option<u32>,
+    work: F,
+) -> Measure
+where
+    F: Fn(usize) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    let start = Instant::now();
+    let measure_from = start + warmup;
+    let end = measure_from + duration;
+    let mut tasks = Vec::with_capacity(c);
+    for w in 0..c {
+        let work = work.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::with_capacity(4096);
+            let mut errors = 0u64;
+            let mut i = w;
+            loop {
+                let t = Instant::now();
+                if t >= end {
+                    break;
+                }
+                let ok = work(i % n_items.max(1)).await;
+                let done = Instant::now();
+                if t >= measure_from && done <= end {
+                    if ok {
+                        lat.push(done.duration_since(t).as_micros().min(u32::MAX as u128) as u32);
+                    } else {
+                        errors += 1;
+                    }
+                }
+                i += c;
+            }
+            (lat, errors)
+        }));
+    }
+    let sampler = rss_pid.map(|pid| {
+        tokio::spawn(async move {
+            let mut max: f64 = 0.0;
+            while Instant::now() < end {
+                if Instant::now() >= measure_from {
+                    if let Some(v) = vm_mib(pid, "VmRSS:") {
+                        max = max.max(v);
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            max
+        })
+    });
+    let mut lat = Vec::new();
+    let mut errors = 0;
+    for t in tasks {
+        if let Ok((l, e)) = t.await {
+            lat.extend(l);
+            errors += e;
+        }
+    }
+    let rss = match sampler {
+        Some(s) => s.await.ok(),
+        None => None,
+    };
+    Measure::from(lat, errors, duration.as_secs_f64(), rss)
+}
+
+/// The server under load: where it listens, the key to send, its process (for RSS).
+pub struct Target<'a> {
+    pub client: &'a reqwest::Client,
+    pub base: &'a str,
+    pub key: &'a str,
+    pub pid: u32,
+}
+
+/// Drives the server with `reqs` (round robin) at concurrency `c`.
+pub async fn http(
+    target: &Target<'_>,
+    reqs: &[Req],
+    c: usize,
+    warmup: Duration,
+    duration: Duration,
+) -> Measure {
+    let Target {
+        client,
+        base,
+        key,
+        pid,
+    } = *target;
+    let reqs: Arc<Vec<Req>> = Arc::new(reqs.to_vec());
+    let n = reqs.len();
+    let client = client.clone();
+    let base: Arc<str> = base.into();
+    let key: Arc<str> = key.into();
+    closed_loop(c, n, warmup, duration, Some(pid), move |i| {
+        let (client, base, key, reqs) = (client.clone(), base.clone(), key.clone(), reqs.clone());
+        async move {
+            let rb = match &reqs[i] {
+                Req::Get(path) => client.get(format!("{base}{path}")),
+                Req::Post(path, body) => client
+                    .post(format!("{base}{path}"))
+                    .header("content-type", "application/json")
+                    .body(body.as_str().to_owned()),
+            };
+            match rb.header("x-api-key", &*key).send().await {
+                Ok(r) if r.status().is_success() => r.bytes().await.is_ok(),
+                _ => false,
+            }
+        }
+    })
+    .await
+}
+
+/// Replays statement sets (one set per request of a shape, executed in order) on `db` at
+/// concurrency `c`; a "request" is one whole set.
+pub async fn raw_sql(
+    db: &DatabaseConnection,
+    sets: &[Vec<Statement>],
+    c: usize,
+    warmup: Duration,
+    duration: Duration,
+) -> Measure {
+    let sets: Arc<Vec<Vec<Statement>>> = Arc::new(sets.to_vec());
+    let n = sets.len();
+    let db = db.clone();
+    closed_loop(c, n, warmup, duration, None, move |i| {
+        let (db, sets) = (db.clone(), sets.clone());
+        async move {
+            for s in &sets[i] {
+                if db.query_all_raw(s.clone()).await.is_err() {
+                    return false;
+                }
+            }
+            true
+        }
+    })
+    .await
+}
+
+/// Runs pgbench with one script per statement set (literal values), returns its tps.
+pub fn pgbench(
+    db_url: &str,
+    dir: &std::path::Path,
+    shape: &str,
+    sets: &[Vec<Statement>],
+    c: usize,
+    duration: Duration,
+) -> anyhow::Result<f64> {
+    std::fs::create_dir_all(dir)?;
+    let mut args: Vec<String> = vec![
+        "-n".into(),
+        "-c".into(),
+        c.to_string(),
+        "-j".into(),
+        "2".into(),
+        "-T".into(),
+        duration.as_secs().max(1).to_string(),
+    ];
+    for (i, set) in sets.iter().enumerate() {
+        let path = dir.join(format!("{shape}-{i}.sql"));
+        let text: String = set.iter().map(|s| format!("{s};\n")).collect();
+        std::fs::write(&path, text)?;
+        args.push("-f".into());
+        args.push(path.display().to_string());
+    }
+    args.push(db_url.to_string());
+    let out = std::process::Command::new("pgbench")
+        .args(&args)
+        .output()
+        .context("running pgbench")?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let tps = stdout
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|v| v.parse::<f64>().ok())
+        .with_context(|| {
+            format!(
+                "pgbench gave no tps: {stdout} {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
+    Ok(tps)
+}
