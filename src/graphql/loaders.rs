@@ -5,8 +5,8 @@
 //! gathers the keys of concurrent calls into one batch, i.e. one statement of the query service
 //! ([`QueryService::contracts`], [`QueryService::tokens`], [`QueryService::labels`]) per kind.
 //!
-//! Batching by time alone (the loader's 1 ms window) could split a large page into several
-//! batches on a slow machine, so the connection resolver also *primes* the loader: it loads the
+//! Batching by time alone (a loader's batching window) could split a large page into several
+//! batches on a slow machine, so the connection resolver *primes* the loader instead: it loads the
 //! keys of the whole page for every kind of related data its selection needs, in one call per
 //! kind, before the nodes are resolved. The nodes then hit the cache. Absent rows are cached as
 //! `None`, so an unlabelled address is not fetched twice. A page therefore costs a constant
@@ -102,11 +102,14 @@ pub struct Related {
 impl Related {
     pub fn new(service: QueryService, chain: Chain) -> Arc<Self> {
         Arc::new(Self {
+            // No batching window: the connection resolver primes the whole page in one call
+            // per kind, so waiting (the loader's default 1 ms) would only add latency.
             loader: DataLoader::with_cache(
                 RelatedLoader { service, chain },
                 tokio::spawn,
                 HashMapCache::default(),
-            ),
+            )
+            .delay(std::time::Duration::ZERO),
         })
     }
 
