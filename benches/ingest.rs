@@ -41,6 +41,10 @@ use tokenql::types::Chain;
 
 use anvil::{calldata, emitTransfersCall, token_ctor, u, Anvil};
 
+#[path = "../tests/common/db_url.rs"]
+mod db_url;
+use db_url::split_server_url;
+
 /// Logs per `emitTransfers` transaction (~21M gas: one transaction per 30M-gas block).
 const LOGS_PER_TX: u64 = 10_000;
 /// The block gas limit anvil runs with (see `tests/anvil`).
@@ -227,20 +231,6 @@ enum BenchDb {
         admin_url: String,
         name: String,
     },
-}
-
-/// `scheme://user@host:port[/db][?q]` -> (`scheme://user@host:port`, `?q` or "").
-fn split_server_url(url: &str) -> (String, String) {
-    let (url, query) = match url.split_once('?') {
-        Some((u, q)) => (u, format!("?{q}")),
-        None => (url, String::new()),
-    };
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let server = match url[after_scheme..].find('/') {
-        Some(i) => &url[..after_scheme + i],
-        None => url,
-    };
-    (server.to_string(), query)
 }
 
 fn unique_name(run: usize) -> String {

@@ -265,6 +265,27 @@ impl Generator {
         }
     }
 
+    /// An ERC721 resale of token `id` of `contract` from `from` to `to`.
+    fn resale(
+        contract: Address,
+        id: u64,
+        from: Address,
+        to: Address,
+        block: u64,
+        log: u32,
+    ) -> NftMove {
+        NftMove {
+            meta: Self::meta(contract, block, log),
+            batch_index: 0,
+            standard: NftStandard::Erc721,
+            operator: None,
+            from,
+            to,
+            token_id: u(id),
+            amount: u(1),
+        }
+    }
+
     /// The next batch, or `None` when everything has been generated.
     fn batch(&mut self) -> Option<Batch> {
         if self.done() {
@@ -329,16 +350,7 @@ impl Generator {
         for (c, id, owner) in resales {
             let to = self.other_wallet(owner);
             let (b, l) = place();
-            batch.nft.push(NftMove {
-                meta: Self::meta(c, b, l),
-                batch_index: 0,
-                standard: NftStandard::Erc721,
-                operator: None,
-                from: owner,
-                to,
-                token_id: u(id),
-                amount: u(1),
-            });
+            batch.nft.push(Self::resale(c, id, owner, to, b, l));
         }
         while self.erc721_done < erc721_due {
             let i = self.erc721_done;
@@ -402,16 +414,7 @@ impl Generator {
             for (c, id, owner) in resales {
                 let to = self.other_wallet(owner);
                 let (b, l) = place();
-                batch.nft.push(NftMove {
-                    meta: Self::meta(c, b, l),
-                    batch_index: 0,
-                    standard: NftStandard::Erc721,
-                    operator: None,
-                    from: owner,
-                    to,
-                    token_id: u(id),
-                    amount: u(1),
-                });
+                batch.nft.push(Self::resale(c, id, owner, to, b, l));
             }
         }
         batch.checkpoint = Some(Checkpoint {

@@ -33,6 +33,10 @@ use tower::ServiceExt;
 use dataset::Params;
 use load::{Measure, Req};
 
+#[path = "../../tests/common/db_url.rs"]
+mod db_url;
+use db_url::split_server_url;
+
 /// Query performance at scale (see docs/BENCHMARKS.md).
 #[derive(Parser, Debug)]
 #[command(name = "scale")]
@@ -123,20 +127,6 @@ impl Backend {
             Backend::Mysql => Some(env("TOKENQL_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306")),
         }
     }
-}
-
-/// `scheme://user@host:port[/db][?q]` -> (`scheme://user@host:port`, `?q` or "").
-fn split_server_url(url: &str) -> (String, String) {
-    let (url, query) = match url.split_once('?') {
-        Some((u, q)) => (u, format!("?{q}")),
-        None => (url, String::new()),
-    };
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let server = match url[after_scheme..].find('/') {
-        Some(i) => &url[..after_scheme + i],
-        None => url,
-    };
-    (server.to_string(), query)
 }
 
 fn scale_dir() -> PathBuf {

@@ -23,6 +23,9 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+mod db_url;
+use db_url::split_server_url;
+
 /// Generates `async fn name(backend)` scenarios as one `#[tokio::test]` per backend, in modules
 /// `sqlite`, `postgres` and `mysql` (test names `sqlite::name`, `postgres::name`, ...).
 #[macro_export]
@@ -102,20 +105,6 @@ fn unique_name() -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
-}
-
-/// `scheme://user@host:port[/db][?q]` -> (`scheme://user@host:port`, `?q` or "").
-fn split_server_url(url: &str) -> (String, String) {
-    let (url, query) = match url.split_once('?') {
-        Some((u, q)) => (u, format!("?{q}")),
-        None => (url, String::new()),
-    };
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let server = match url[after_scheme..].find('/') {
-        Some(i) => &url[..after_scheme + i],
-        None => url,
-    };
-    (server.to_string(), query)
 }
 
 fn server_url(backend: Backend) -> String {
