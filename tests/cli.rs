@@ -2,12 +2,13 @@
 //! changes), and `serve --demo` answering with the key it prints.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sea_orm::{ConnectionTrait, EntityTrait};
 use tokenql::entity::*;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tokenql");
+#[path = "common/binary.rs"]
+mod binary;
+use binary::tokenql;
 
 fn temp_db(tag: &str) -> (PathBuf, String) {
     let mut raw = [0u8; 8];
@@ -16,20 +17,6 @@ fn temp_db(tag: &str) -> (PathBuf, String) {
     let path = std::env::temp_dir().join(format!("tq-cli-{tag}-{name}.db"));
     let url = format!("sqlite://{}?mode=rwc", path.display());
     (path, url)
-}
-
-fn tokenql(url: &str, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .env("DATABASE_URL", url)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run tokenql");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn data(p: &str) -> String {

@@ -27,6 +27,13 @@ impl MigrationTrait for Migration {
             )
             .await?;
         }
+        // Tokens whose URI the indexer read before this migration are due now (from here on
+        // the indexer marks them when it stores a URI).
+        m.get_connection()
+            .execute_unprepared(
+                "UPDATE nft_tokens SET metadata_next_at = 0 WHERE token_uri IS NOT NULL",
+            )
+            .await?;
         m.create_index(
             Index::create()
                 .name("idx_nft_tokens_metadata_due")

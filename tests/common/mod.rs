@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub mod binary;
 mod db_url;
 use db_url::split_server_url;
 

@@ -7,25 +7,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::support::*;
+use crate::common::binary::{tokenql, BIN};
 use crate::common::gql_str;
 use crate::common::truth::Truth;
-
-const BIN: &str = env!("CARGO_BIN_EXE_tokenql");
-
-/// Runs the binary on `url`: (success, stdout, stderr).
-fn tokenql(url: &str, args: &[&str]) -> (bool, String, String) {
-    let out = std::process::Command::new(BIN)
-        .args(args)
-        .env("DATABASE_URL", url)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run tokenql");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn path_str(p: &Path) -> String {
     p.display().to_string()

@@ -3,7 +3,7 @@
 //! The API only reads what is stored, so it never waits for a fetch.
 //!
 //! **What is due.** The indexer sets `metadata_next_at = now` whenever it stores a token URI
-//! (and the worker, on start, schedules tokens with a URI that were never fetched). The worker
+//! (migration m4 made the tokens it had read before due). The worker
 //! takes due tokens (`metadata_next_at <= now`, oldest first, index
 //! `idx_nft_tokens_metadata_due`) a batch at a time and claims each with a conditional UPDATE
 //! that moves `metadata_next_at` a lease (5 min) ahead only if it still holds the value read —

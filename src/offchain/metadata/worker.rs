@@ -79,10 +79,6 @@ pub async fn run(
     let mut progress = Progress::new();
 
     tracing::info!(concurrency, max_bytes, "metadata worker started");
-    if let Err(e) = adopt(&db).await {
-        tracing::warn!(error = %e, "metadata worker: cannot schedule tokens fetched before; will fetch new ones");
-    }
-
     loop {
         if *stop.borrow() {
             break;
@@ -157,26 +153,6 @@ async fn pause(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
         _ = tokio::time::sleep(d) => *stop.borrow(),
         changed = stop.changed() => changed.is_err() || *stop.borrow(),
     }
-}
-
-/// Tokens with a URI that were never scheduled (rows written before the worker existed):
-/// due now. Tokens with stored metadata are left alone.
-async fn adopt(db: &DatabaseConnection) -> Result<u64, DbErr> {
-    let r = nft_token::Entity::update_many()
-        .col_expr(C::MetadataNextAt, Expr::value(now_ms()))
-        .filter(C::TokenUri.is_not_null())
-        .filter(C::Metadata.is_null())
-        .filter(C::MetadataStatus.is_null())
-        .filter(C::MetadataNextAt.is_null())
-        .exec(db)
-        .await?;
-    if r.rows_affected > 0 {
-        tracing::info!(
-            tokens = r.rows_affected,
-            "metadata worker: scheduled tokens never fetched"
-        );
-    }
-    Ok(r.rows_affected)
 }
 
 type DueRow = (
