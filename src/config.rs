@@ -15,6 +15,10 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         .min_connections(1)
         .connect_timeout(Duration::from_secs(10))
         .acquire_timeout(Duration::from_secs(10))
+        // A ping on every checkout is one more round trip per statement; a connection in use
+        // is known to be alive, so only one idle for a while (dropped by a proxy, say) is
+        // tested.
+        .test_before_acquire_if_idle_for(Duration::from_secs(30))
         .sqlx_logging(false)
         // WAL lets readers proceed while a batch is written; wait rather than fail on a lock.
         .map_sqlx_sqlite_opts(|o| {

@@ -22,8 +22,8 @@ impl<T> From<&Page<T>> for PageInfo {
         PageInfo {
             has_next_page: p.next_cursor.is_some(),
             has_previous_page: p.page > 1,
-            start_cursor: p.edges.first().map(|e| e.cursor.clone()),
-            end_cursor: p.edges.last().map(|e| e.cursor.clone()),
+            start_cursor: p.edges.first().map(|e| p.cursor(e)),
+            end_cursor: p.edges.last().map(|e| p.cursor(e)),
         }
     }
 }

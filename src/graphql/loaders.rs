@@ -8,9 +8,10 @@
 //! Batching by time alone (a loader's batching window) could split a large page into several
 //! batches on a slow machine, so the connection resolver *primes* the loader instead: it loads the
 //! keys of the whole page for every kind of related data its selection needs, in one call per
-//! kind, before the nodes are resolved. The nodes then hit the cache. Absent rows are cached as
-//! `None`, so an unlabelled address is not fetched twice. A page therefore costs a constant
-//! number of statements, whatever its size.
+//! kind, before the nodes are resolved, and gives each node its rows ([`Preloaded`]), so that
+//! the hundreds of node fields of a page read them without going through the loader. Absent
+//! rows are cached as `None`, so an unlabelled address is not fetched twice. A page therefore
+//! costs a constant number of statements, whatever its size.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -128,12 +129,20 @@ impl Related {
         Ok(self.loader.load_one(LabelKey(a)).await?.flatten())
     }
 
-    /// Loads these keys in one batch (cached for the nodes).
-    pub async fn prime<K>(&self, keys: impl IntoIterator<Item = K>) -> Result<(), GqlError>
+    /// Loads these keys in one batch (cached for later calls), and returns what it found, so
+    /// that a connection can hand each node its related rows directly.
+    pub async fn prime<K>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Result<HashMap<K, <RelatedLoader as Loader<K>>::Value>, GqlError>
     where
         K: Send + Sync + std::hash::Hash + Eq + Clone + 'static,
         RelatedLoader: Loader<K, Error = GqlError>,
     {
-        self.loader.load_many(keys).await.map(|_| ())
+        self.loader.load_many(keys).await
     }
 }
+
+/// A node's related row: handed over by its connection when the page was primed (`Some`), or
+/// loaded (from the cache) when asked for.
+pub type Preloaded<T> = Option<Option<Arc<T>>>;

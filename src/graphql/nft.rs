@@ -5,15 +5,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_graphql::futures_util::future::try_join;
-use async_graphql::{Context, Enum, Object, SimpleObject};
+use async_graphql::{Context, Enum, Object};
 
 use super::connection::{PageInfo, SyncStatus};
 use super::error::GqlError;
-use super::loaders::{ContractKey, Related, TokenKey};
+use super::loaders::{ContractKey, Preloaded, Related, TokenKey};
 use super::media::{MediaBase, NftMedia};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{
-    ContractInfo, MediaInfo, MediaSource, NftHolding, NftQuery, QueryService, TokenInfo,
+    ContractInfo, CursorMint, MediaInfo, MediaSource, NftHolding, NftQuery, QueryService, TokenInfo,
 };
 use crate::types::{self, iso8601_ms, Chain};
 
@@ -102,13 +102,25 @@ impl NftConnection {
     }
 }
 
-/// An NFT with its cursor.
-#[derive(SimpleObject)]
+/// The `NftEdge` object.
 pub struct NftEdge {
-    /// Pass as `after` to get the NFTs that follow this one.
-    cursor: String,
-    /// The NFT.
+    key: Vec<String>,
+    mint: Arc<CursorMint>,
     node: Nft,
+}
+
+/// An NFT with its cursor.
+#[Object]
+impl NftEdge {
+    /// Pass as `after` to get the NFTs that follow this one.
+    async fn cursor(&self) -> String {
+        self.mint.cursor(&self.key)
+    }
+
+    /// The NFT.
+    async fn node(&self) -> &Nft {
+        &self.node
+    }
 }
 
 /// The `Nft` object: a holding, with the loader of its related data.
@@ -117,19 +129,29 @@ pub struct Nft {
     chain: Chain,
     format: types::TokenIdFormat,
     related: Arc<Related>,
+    contract: Preloaded<ContractInfo>,
+    token: Preloaded<TokenInfo>,
     /// Its preview media, when selected and its metadata is fetched; and the links' base.
     media: Option<(MediaInfo, Arc<str>)>,
 }
 
 impl Nft {
     async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
-        self.related.contract(self.holding.contract).await
+        match &self.contract {
+            Some(c) => Ok(c.clone()),
+            None => self.related.contract(self.holding.contract).await,
+        }
     }
 
     async fn token(&self) -> Result<Option<Arc<TokenInfo>>, GqlError> {
-        self.related
-            .token(self.holding.contract, self.holding.token_id)
-            .await
+        match &self.token {
+            Some(t) => Ok(t.clone()),
+            None => {
+                self.related
+                    .token(self.holding.contract, self.holding.token_id)
+                    .await
+            }
+        }
     }
 }
 
@@ -299,15 +321,21 @@ pub async fn resolve(
     } else {
         Vec::new()
     };
-    try_join(related.prime(contracts), related.prime(tokens)).await?;
+    let (contracts, tokens) = try_join(related.prime(contracts), related.prime(tokens)).await?;
+    // A key the page did not prime is absent (`None`): the node then asks the loader.
+    let contract_of = |h: &NftHolding| contracts.get(&ContractKey(h.contract)).cloned();
+    let token_of = |h: &NftHolding| tokens.get(&TokenKey(h.contract, h.token_id)).cloned();
 
-    // Preview media: one batch for the page, from the token rows just loaded (cached).
+    // Preview media: one batch for the page, from the token rows just loaded.
     let mut media = HashMap::new();
     if node.field("media").exists() {
         let mut sources = Vec::with_capacity(page.edges.len());
         for e in &page.edges {
             let h = &e.node;
-            let t = related.token(h.contract, h.token_id).await?;
+            let t = match token_of(h) {
+                Some(t) => t,
+                None => related.token(h.contract, h.token_id).await?,
+            };
             let source = MediaSource {
                 token_id: h.token_id,
                 erc1155: h.contract_type == "ERC1155",
@@ -329,11 +357,14 @@ pub async fn resolve(
         .edges
         .into_iter()
         .map(|e| NftEdge {
-            cursor: e.cursor,
+            key: e.key,
+            mint: page.mint.clone(),
             node: Nft {
                 media: media
                     .get(&(e.node.contract, e.node.token_id))
                     .map(|m| (m.clone(), base.clone())),
+                contract: contract_of(&e.node),
+                token: token_of(&e.node),
                 holding: e.node,
                 chain: q.chain,
                 format,

@@ -7,10 +7,10 @@ use async_graphql::{Context, Object, SimpleObject};
 
 use super::connection::{PageInfo, SyncStatus};
 use super::error::GqlError;
-use super::loaders::{ContractKey, LabelKey, Related};
+use super::loaders::{ContractKey, LabelKey, Preloaded, Related};
 use super::scalars::{Address, BlockNumber, Uint256};
-use crate::query::{self, ContractInfo, QueryService, TransferQuery};
-use crate::types::iso8601_secs;
+use crate::query::{self, ContractInfo, CursorMint, QueryService, TransferQuery};
+use crate::types::{self, iso8601_secs};
 
 /// One page of ERC20 transfers, newest first: ordered by `blockNumber` descending, ties broken
 /// by `logIndex` descending.
@@ -24,24 +24,54 @@ pub struct Erc20TransferConnection {
     status: SyncStatus,
 }
 
-/// A transfer with its cursor.
-#[derive(SimpleObject)]
+/// The `Erc20TransferEdge` object.
 pub struct Erc20TransferEdge {
-    /// Pass as `after` to get the transfers that follow this one.
-    cursor: String,
-    /// The transfer.
+    key: Vec<String>,
+    mint: Arc<CursorMint>,
     node: Erc20Transfer,
+}
+
+/// A transfer with its cursor.
+#[Object]
+impl Erc20TransferEdge {
+    /// Pass as `after` to get the transfers that follow this one.
+    async fn cursor(&self) -> String {
+        self.mint.cursor(&self.key)
+    }
+
+    /// The transfer.
+    async fn node(&self) -> &Erc20Transfer {
+        &self.node
+    }
 }
 
 /// The `Erc20Transfer` object: a transfer, with the loader of its related data.
 pub struct Erc20Transfer {
     transfer: query::Erc20Transfer,
     related: Arc<Related>,
+    contract: Preloaded<ContractInfo>,
+    from_label: Preloaded<String>,
+    to_label: Preloaded<String>,
 }
 
 impl Erc20Transfer {
     async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
-        self.related.contract(self.transfer.contract).await
+        match &self.contract {
+            Some(c) => Ok(c.clone()),
+            None => self.related.contract(self.transfer.contract).await,
+        }
+    }
+
+    async fn label(
+        &self,
+        preloaded: &Preloaded<String>,
+        a: types::Address,
+    ) -> Result<Option<String>, GqlError> {
+        let l = match preloaded {
+            Some(l) => l.clone(),
+            None => self.related.label(a).await?,
+        };
+        Ok(l.map(|l| l.as_str().to_string()))
     }
 }
 
@@ -68,15 +98,13 @@ impl Erc20Transfer {
     /// A human-readable label of the sender, when known (e.g. an exchange's hot wallet).
     #[graphql(name = "fromWalletLabel")]
     async fn sender_label(&self) -> Result<Option<String>, GqlError> {
-        let l = self.related.label(self.transfer.from).await?;
-        Ok(l.map(|l| l.as_str().to_string()))
+        self.label(&self.from_label, self.transfer.from).await
     }
 
     /// A human-readable label of the recipient, when known.
     #[graphql(name = "toWalletLabel")]
     async fn recipient_label(&self) -> Result<Option<String>, GqlError> {
-        let l = self.related.label(self.transfer.to).await?;
-        Ok(l.map(|l| l.as_str().to_string()))
+        self.label(&self.to_label, self.transfer.to).await
     }
 
     /// The amount, exact, in the token's smallest unit.
@@ -195,15 +223,21 @@ pub async fn resolve(
     if wants("toWalletLabel") {
         labels.extend(page.edges.iter().map(|e| LabelKey(e.node.to)));
     }
-    try_join(related.prime(contracts), related.prime(labels)).await?;
+    let (contracts, labels) = try_join(related.prime(contracts), related.prime(labels)).await?;
+    // A key the page did not prime is absent (`None`): the node then asks the loader.
+    let label_of = |a| labels.get(&LabelKey(a)).cloned();
 
     let page_info = PageInfo::from(&page);
     let edges = page
         .edges
         .into_iter()
         .map(|e| Erc20TransferEdge {
-            cursor: e.cursor,
+            key: e.key,
+            mint: page.mint.clone(),
             node: Erc20Transfer {
+                contract: contracts.get(&ContractKey(e.node.contract)).cloned(),
+                from_label: label_of(e.node.from),
+                to_label: label_of(e.node.to),
                 transfer: e.node,
                 related: related.clone(),
             },

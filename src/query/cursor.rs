@@ -54,7 +54,7 @@ pub enum CursorError {
 /// Signs and checks cursors with one secret.
 #[derive(Clone)]
 pub struct CursorCodec {
-    secret: Vec<u8>,
+    secret: std::sync::Arc<[u8]>,
 }
 
 impl std::fmt::Debug for CursorCodec {
@@ -71,7 +71,9 @@ pub fn query_digest(canonical: &str) -> String {
 
 impl CursorCodec {
     pub fn new(secret: Vec<u8>) -> Self {
-        Self { secret }
+        Self {
+            secret: secret.into(),
+        }
     }
 
     fn mac(&self, payload: &[u8]) -> Vec<u8> {
@@ -122,6 +124,48 @@ impl CursorCodec {
             return Err(CursorError::OtherQuery);
         }
         Ok(p)
+    }
+}
+
+/// Mints the cursors of one page's records. A cursor is signed only when asked for: a REST
+/// answer returns one of a page's hundred, a GraphQL answer those its query selects.
+#[derive(Debug, Clone)]
+pub struct CursorMint {
+    codec: CursorCodec,
+    kind: CursorKind,
+    digest: String,
+    /// The page the cursors open.
+    page: u64,
+    /// The total carried on (see [`CursorPayload::t`]).
+    total: Option<u64>,
+}
+
+impl CursorMint {
+    pub(super) fn new(
+        codec: &CursorCodec,
+        kind: CursorKind,
+        digest: String,
+        page: u64,
+        total: Option<u64>,
+    ) -> Self {
+        Self {
+            codec: codec.clone(),
+            kind,
+            digest,
+            page,
+            total,
+        }
+    }
+
+    /// The cursor resuming right after the record at keyset position `key`.
+    pub fn cursor(&self, key: &[String]) -> String {
+        self.codec.encode(&CursorPayload {
+            k: self.kind,
+            q: self.digest.clone(),
+            p: self.page,
+            a: key.to_vec(),
+            t: self.total,
+        })
     }
 }
 

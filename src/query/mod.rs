@@ -20,7 +20,7 @@ mod related;
 pub mod status;
 mod transfers;
 
-pub use cursor::{CursorCodec, CursorError, CursorKind};
+pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
 

@@ -59,17 +59,20 @@ impl SyncStatus {
     }
 }
 
-/// A record with the cursor that resumes right after it.
+/// A record with its keyset position, from which [`Page::cursor`] mints the cursor that resumes
+/// right after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge<T> {
-    pub cursor: String,
+    pub key: Vec<String>,
     pub node: T,
 }
 
 /// One page of a keyset-paginated answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Page<T> {
     pub edges: Vec<Edge<T>>,
+    /// Signs the cursors of `edges` on demand.
+    pub mint: std::sync::Arc<super::cursor::CursorMint>,
     /// Cursor of the next page; `None` on the last page.
     pub next_cursor: Option<String>,
     /// 1-based page number.
@@ -77,6 +80,13 @@ pub struct Page<T> {
     pub page_size: u64,
     pub total: Option<u64>,
     pub status: SyncStatus,
+}
+
+impl<T> Page<T> {
+    /// The cursor that resumes right after `edge`.
+    pub fn cursor(&self, edge: &Edge<T>) -> String {
+        self.mint.cursor(&edge.key)
+    }
 }
 
 /// Inclusive block bounds, with `from <= to` when both are given.

@@ -1,11 +1,13 @@
 //! Which NFTs does this wallet own?
 
+use std::sync::Arc;
+
 use sea_orm::sea_query::Query;
 use sea_orm::{
     ColumnTrait, Condition, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
-use super::cursor::{query_digest, CursorKind, CursorPayload};
+use super::cursor::{query_digest, CursorKind, CursorMint};
 use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding};
 use crate::types::{Address, Uint256};
@@ -102,24 +104,19 @@ impl QueryService {
         };
         let carried = total.or(counted);
 
+        let mint = Arc::new(CursorMint::new(
+            &self.cursors,
+            CursorKind::Nft,
+            digest,
+            page + 1,
+            carried,
+        ));
         let edges = rows
             .into_iter()
-            .map(|r| {
-                let cursor = self.cursors.encode(&CursorPayload {
-                    k: CursorKind::Nft,
-                    q: digest.clone(),
-                    p: page + 1,
-                    a: vec![r.contract_address.clone(), r.token_id.clone()],
-                    t: carried,
-                });
-                Ok(Edge {
-                    cursor,
-                    node: holding(r)?,
-                })
-            })
+            .map(holding)
             .collect::<Result<Vec<_>, QueryError>>()?;
         let next_cursor = if has_more {
-            edges.last().map(|e| e.cursor.clone())
+            edges.last().map(|e| mint.cursor(&e.key))
         } else {
             None
         };
@@ -134,6 +131,7 @@ impl QueryService {
             .await?;
         Ok(Page {
             edges,
+            mint,
             next_cursor,
             page,
             page_size: limit,
@@ -143,15 +141,20 @@ impl QueryService {
     }
 }
 
-fn holding(r: nft_holding::Model) -> Result<NftHolding, QueryError> {
+/// A row as a record, keyed by its (contract, token id) position.
+fn holding(r: nft_holding::Model) -> Result<Edge<NftHolding>, QueryError> {
     let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
     let num = |s: &str| Uint256::from_db(s).map_err(|e| QueryError::Corrupt(e.0));
-    Ok(NftHolding {
+    let node = NftHolding {
         contract: addr(&r.contract_address)?,
         token_id: num(&r.token_id)?,
         owner: addr(&r.owner_address)?,
         amount: num(&r.amount)?,
         contract_type: r.contract_type,
         block_number: r.block_number.max(0) as u64,
+    };
+    Ok(Edge {
+        key: vec![r.contract_address, r.token_id],
+        node,
     })
 }

@@ -1,12 +1,14 @@
 //! Which ERC20 transfers touched these wallets or contracts?
 
+use std::sync::Arc;
+
 use sea_orm::sea_query::{Alias, Asterisk, Order, Query, SelectStatement, UnionType};
 use sea_orm::{
     ColumnTrait, Condition, EntityTrait, IdenStatic, QueryFilter, QueryOrder, QuerySelect,
     QueryTrait,
 };
 
-use super::cursor::{query_digest, CursorKind, CursorPayload};
+use super::cursor::{query_digest, CursorKind, CursorMint};
 use super::{Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
 use crate::entity::erc20_transfer;
 use crate::types::{Address, Uint256};
@@ -163,30 +165,26 @@ impl QueryService {
         };
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
+        let mint = Arc::new(CursorMint::new(
+            &self.cursors,
+            CursorKind::Erc20,
+            digest,
+            page + 1,
+            None,
+        ));
         let edges = rows
             .into_iter()
-            .map(|r| {
-                let cursor = self.cursors.encode(&CursorPayload {
-                    k: CursorKind::Erc20,
-                    q: digest.clone(),
-                    p: page + 1,
-                    a: vec![r.block_number.to_string(), r.log_index.to_string()],
-                    t: None,
-                });
-                Ok(Edge {
-                    cursor,
-                    node: transfer(r)?,
-                })
-            })
+            .map(transfer)
             .collect::<Result<Vec<_>, QueryError>>()?;
         let next_cursor = if has_more {
-            edges.last().map(|e| e.cursor.clone())
+            edges.last().map(|e| mint.cursor(&e.key))
         } else {
             None
         };
         let status = self.chain_status(q.chain).await?;
         Ok(Page {
             edges,
+            mint,
             next_cursor,
             page,
             page_size: limit,
@@ -196,9 +194,11 @@ impl QueryService {
     }
 }
 
-fn transfer(r: erc20_transfer::Model) -> Result<Erc20Transfer, QueryError> {
+/// A row as a record, keyed by its (block number, log index) position.
+fn transfer(r: erc20_transfer::Model) -> Result<Edge<Erc20Transfer>, QueryError> {
     let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
-    Ok(Erc20Transfer {
+    let key = vec![r.block_number.to_string(), r.log_index.to_string()];
+    let node = Erc20Transfer {
         contract: addr(&r.contract_address)?,
         from: addr(&r.from_address)?,
         to: addr(&r.to_address)?,
@@ -209,5 +209,6 @@ fn transfer(r: erc20_transfer::Model) -> Result<Erc20Transfer, QueryError> {
         transaction_hash: r.transaction_hash,
         transaction_index: r.transaction_index.max(0) as u32,
         log_index: r.log_index.max(0) as u32,
-    })
+    };
+    Ok(Edge { key, node })
 }
