@@ -11,6 +11,12 @@ use tokenql::indexer::cli::IndexerArgs;
 use tokenql::telemetry::{self, LogFormat};
 use tokenql::types::Chain;
 
+/// mimalloc rather than the system allocator: a page of records is thousands of small
+/// allocations, and glibc's malloc (its arenas and consolidation) took a third of the server's
+/// CPU time under load (`perf record`, `benches/scale`; see docs/BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "tokenql",

@@ -27,6 +27,84 @@ pub struct Measure {
     pub p99_ms: f64,
     /// Highest server VmRSS seen during the run, MiB (HTTP runs only).
     pub rss_mib: Option<f64>,
+    /// Where the machine's CPU went during the measured window.
+    pub cpu: Option<CpuSplit>,
+}
+
+/// CPU time over a measured window: the server's and this load driver's per request, and how
+/// busy the whole machine was (the database is most of the rest).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct CpuSplit {
+    pub server_ms_per_req: Option<f64>,
+    pub driver_ms_per_req: f64,
+    /// CPU time of everything else (the database, mostly), per request.
+    pub other_ms_per_req: f64,
+    /// Share of all cores busy, 0–100.
+    pub machine_busy_pct: f64,
+}
+
+/// `/proc` counts CPU time in clock ticks of 1/100 s (USER_HZ on Linux).
+const TICK_MS: f64 = 10.0;
+
+/// CPU ticks (user + system) of a process.
+fn process_ticks(pid: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) start at `) `.
+    let rest = &s[s.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+/// (busy, total) ticks of all cores.
+fn machine_ticks() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = s.lines().next()?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3)? + v.get(4)?;
+    Some((total - idle, total))
+}
+
+/// A reading of the counters [`CpuSplit`] is computed from.
+#[derive(Clone, Copy)]
+struct CpuReading {
+    server: Option<u64>,
+    driver: u64,
+    busy: u64,
+    total: u64,
+}
+
+impl CpuReading {
+    fn now(server_pid: Option<u32>) -> Option<Self> {
+        let (busy, total) = machine_ticks()?;
+        Some(Self {
+            server: server_pid.and_then(|p| process_ticks(&p.to_string())),
+            driver: process_ticks("self")?,
+            busy,
+            total,
+        })
+    }
+
+    fn split(self, end: Self, requests: u64) -> CpuSplit {
+        let per_req = |ticks: u64| ticks as f64 * TICK_MS / requests.max(1) as f64;
+        let server = match (self.server, end.server) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        let driver = end.driver.saturating_sub(self.driver);
+        let busy = end.busy.saturating_sub(self.busy);
+        CpuSplit {
+            server_ms_per_req: server.map(per_req),
+            driver_ms_per_req: per_req(driver),
+            other_ms_per_req: per_req(busy.saturating_sub(driver + server.unwrap_or(0))),
+            machine_busy_pct: 100.0 * busy as f64
+                / end.total.saturating_sub(self.total).max(1) as f64,
+        }
+    }
 }
 
 impl Measure {
@@ -49,6 +127,7 @@ impl Measure {
             p95_ms: pct(0.95),
             p99_ms: pct(0.99),
             rss_mib: rss,
+            cpu: None,
         }
     }
 }
@@ -103,6 +182,12 @@ where
             (lat, errors)
         }));
     }
+    let cpu = tokio::spawn(async move {
+        tokio::time::sleep_until(measure_from.into()).await;
+        let from = CpuReading::now(rss_pid);
+        tokio::time::sleep_until(end.into()).await;
+        from.zip(CpuReading::now(rss_pid))
+    });
     let sampler = rss_pid.map(|pid| {
         tokio::spawn(async move {
             let mut max: f64 = 0.0;
@@ -129,7 +214,11 @@ where
         Some(s) => s.await.ok(),
         None => None,
     };
-    Measure::from(lat, errors, duration.as_secs_f64(), rss)
+    let mut m = Measure::from(lat, errors, duration.as_secs_f64(), rss);
+    if let Ok(Some((from, to))) = cpu.await {
+        m.cpu = Some(from.split(to, m.requests));
+    }
+    m
 }
 
 /// The server under load: where it listens, the key to send, its process (for RSS).

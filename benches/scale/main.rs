@@ -765,6 +765,23 @@ async fn run_dataset(args: &Args, backend: Backend, size: &str, url: &str) -> an
                     pgbench_tps.map_or("-".into(), |t| format!("{t:.0}/s")),
                     ceiling.get(&c).map_or(0.0, |m| m.rps),
                 );
+                let cpu = |m: &load::Measure| {
+                    m.cpu.map_or("-".to_string(), |s| {
+                        format!(
+                            "server {} driver {:.2} rest {:.2} ms/req, machine {:.0}% busy",
+                            s.server_ms_per_req
+                                .map_or("-".to_string(), |v| format!("{v:.2}")),
+                            s.driver_ms_per_req,
+                            s.other_ms_per_req,
+                            s.machine_busy_pct
+                        )
+                    })
+                };
+                println!(
+                    "    cpu: tokenql run {} | raw run {}",
+                    cpu(&http),
+                    raw.as_ref().map_or("-".to_string(), cpu)
+                );
                 let row = Row {
                     backend: backend.name().into(),
                     size: size.into(),

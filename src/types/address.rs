@@ -68,13 +68,27 @@ fn hex_val(c: u8) -> Option<u8> {
     }
 }
 
+impl Address {
+    /// `0x` and 40 lowercase hex digits, without going through the formatting machinery (a
+    /// page of records writes hundreds of addresses).
+    fn hex(&self) -> [u8; 42] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 42];
+        out[0] = b'0';
+        out[1] = b'x';
+        for (i, b) in self.0.iter().enumerate() {
+            out[2 + 2 * i] = DIGITS[usize::from(b >> 4)];
+            out[3 + 2 * i] = DIGITS[usize::from(b & 0x0f)];
+        }
+        out
+    }
+}
+
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("0x")?;
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        let hex = self.hex();
+        // Only ASCII hex digits were written.
+        f.write_str(std::str::from_utf8(&hex).map_err(|_| fmt::Error)?)
     }
 }
 
