@@ -28,7 +28,7 @@ use crate::query::QueryService;
 #[derive(Clone)]
 pub struct AppState {
     pub service: QueryService,
-    pub graphql: crate::graphql::AppSchema,
+    pub graphql: crate::graphql::Executor,
     /// Rate-limit buckets, the key cache and the operational settings.
     pub ops: Ops,
 }

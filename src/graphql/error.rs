@@ -13,15 +13,12 @@
 //!   `tracing::error!`, where the [`QueryError`] becomes a [`GqlError`]. SQL text, database
 //!   messages and panics never reach a client.
 //! - Errors the resolvers raise always carry a code. An error without one can only come from
-//!   async-graphql itself (parser, validation, limits, argument coercion): [`ErrorCodes`], a
-//!   schema extension, tags those `BAD_USER_INPUT` and rewrites the limit messages to state the
-//!   limit. It runs inside [`async_graphql::Schema::execute`], so in-process callers see exactly
-//!   what HTTP clients see.
+//!   async-graphql itself (parser, validation, limits, argument coercion): [`tag_errors`] tags
+//!   those `BAD_USER_INPUT` and rewrites the limit messages to state the limit. It runs in
+//!   [`super::Executor::execute`], the one entry point of HTTP and in-process callers alike, so
+//!   both see the same errors.
 //! - A response with data (even partial) is HTTP 200; see [`http_status`].
 
-use std::sync::Arc;
-
-use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextRequest};
 use async_graphql::{ErrorExtensions, Response, ServerError};
 use axum::http::StatusCode;
 
@@ -156,57 +153,30 @@ pub fn http_status(resp: &Response) -> StatusCode {
     }
 }
 
-/// Schema extension tagging async-graphql's own errors (see the module policy).
-pub struct ErrorCodes {
-    /// The depth limit, quoted in the rewritten message.
-    pub max_depth: usize,
-    /// The complexity limit, quoted in the rewritten message.
-    pub max_complexity: usize,
-}
-
-impl ExtensionFactory for ErrorCodes {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(ErrorCodesExtension {
-            max_depth: self.max_depth,
-            max_complexity: self.max_complexity,
-        })
-    }
-}
-
-struct ErrorCodesExtension {
-    max_depth: usize,
-    max_complexity: usize,
-}
-
-#[async_graphql::async_trait::async_trait]
-impl Extension for ErrorCodesExtension {
-    async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
-        let mut resp = next.run(ctx).await;
-        for e in &mut resp.errors {
-            if code_of(e).is_some() {
-                continue;
-            }
-            match e.message.as_str() {
-                "Query is nested too deep." => {
-                    e.message = format!(
-                        "query is nested too deep: at most {} levels of selections are allowed",
-                        self.max_depth
-                    )
-                }
-                "Query is too complex." => {
-                    e.message = format!(
-                        "query is too complex: its cost exceeds {} (a connection costs 10 plus its \
-                         selection times first/10; ask for fewer or smaller pages)",
-                        self.max_complexity
-                    )
-                }
-                _ => {}
-            }
-            e.extensions
-                .get_or_insert_with(Default::default)
-                .set("code", Code::BadUserInput.as_str());
+/// Tags async-graphql's own errors (those without a code) `BAD_USER_INPUT`, and rewrites the
+/// depth and complexity messages to state the limits (see the module policy).
+pub(super) fn tag_errors(resp: &mut Response, max_depth: usize, max_complexity: usize) {
+    for e in &mut resp.errors {
+        if code_of(e).is_some() {
+            continue;
         }
-        resp
+        match e.message.as_str() {
+            "Query is nested too deep." => {
+                e.message = format!(
+                    "query is nested too deep: at most {max_depth} levels of selections are allowed"
+                )
+            }
+            "Query is too complex." => {
+                e.message = format!(
+                    "query is too complex: its cost exceeds {max_complexity} (a connection costs 10 \
+                     plus its selection times first/10; ask for fewer or smaller pages)"
+                )
+            }
+            _ => {}
+        }
+        e.extensions
+            .get_or_insert_with(Default::default)
+            .set("code", Code::BadUserInput.as_str());
     }
 }
 

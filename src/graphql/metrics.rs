@@ -1,57 +1,28 @@
-//! A schema extension counting and timing GraphQL operations (see
-//! [`crate::ops::metrics`] for the series).
+//! Counting and timing GraphQL operations (see [`crate::ops::metrics`] for the series).
 //!
 //! Labels: `type` (`query`, `mutation`, `subscription`; `unknown` when the document does not
 //! parse or names no runnable operation), `name` (the operation's name, `anonymous`, or `other`
 //! once [`MAX_NAMES`] distinct names have been seen: names come from clients, and series must
 //! stay bounded) and `outcome` (`ok`, or the lowercase `extensions.code` of the first error).
 //!
-//! It is registered first, so it sees the response after [`super::error::ErrorCodes`] has
-//! tagged async-graphql's own errors. Requests refused before execution (a missing key, the
-//! rate limit) never reach the schema; the HTTP series count them.
+//! [`super::Executor::execute`] records each operation after [`super::error::tag_errors`], so the
+//! outcome is the code the client sees. It is not a schema extension: any extension makes
+//! async-graphql run an extension chain around every field it resolves (thousands per page).
+//! Requests refused before execution (a missing key, the rate limit) never reach the executor;
+//! the HTTP series count them.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
-use async_graphql::extensions::{
-    Extension, ExtensionContext, ExtensionFactory, NextParseQuery, NextPrepareRequest, NextRequest,
-};
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
-use async_graphql::{Request, Response, ServerResult, Variables};
+use async_graphql::Response;
 
 use super::error::code_of;
 use crate::ops::metrics::{GRAPHQL_DURATION, GRAPHQL_OPERATIONS};
 
 /// The most distinct operation names given their own series, per process.
 pub const MAX_NAMES: usize = 200;
-
-/// The extension factory, registered in [`super::schema`].
-pub struct OperationMetrics;
-
-impl ExtensionFactory for OperationMetrics {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(OperationMetricsExtension::default())
-    }
-}
-
-/// What is learnt about one request on its way through the hooks.
-#[derive(Default)]
-struct Seen {
-    requested_name: Option<String>,
-    operation: Option<(&'static str, String)>,
-}
-
-#[derive(Default)]
-struct OperationMetricsExtension {
-    seen: Mutex<Seen>,
-}
-
-impl OperationMetricsExtension {
-    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
-        self.seen.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
 
 fn type_label(ty: OperationType) -> &'static str {
     match ty {
@@ -62,7 +33,10 @@ fn type_label(ty: OperationType) -> &'static str {
 }
 
 /// The type and name of the operation `requested` selects in `doc`, as async-graphql picks it.
-fn operation(doc: &ExecutableDocument, requested: Option<&str>) -> Option<(&'static str, String)> {
+pub(super) fn operation(
+    doc: &ExecutableDocument,
+    requested: Option<&str>,
+) -> Option<(&'static str, String)> {
     match (&doc.operations, requested) {
         (DocumentOperations::Single(op), None) => {
             Some((type_label(op.node.ty), "anonymous".to_string()))
@@ -102,52 +76,20 @@ fn outcome(resp: &Response) -> String {
     }
 }
 
-#[async_graphql::async_trait::async_trait]
-impl Extension for OperationMetricsExtension {
-    async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
-        let start = Instant::now();
-        let resp = next.run(ctx).await;
-        let elapsed = start.elapsed().as_secs_f64();
-        let (ty, name) = self
-            .seen()
-            .operation
-            .take()
-            .unwrap_or(("unknown", "anonymous".to_string()));
-        let outcome = outcome(&resp);
-        metrics::counter!(
-            GRAPHQL_OPERATIONS,
-            "type" => ty,
-            "name" => bounded_name(name),
-            "outcome" => outcome.clone()
-        )
-        .increment(1);
-        metrics::histogram!(GRAPHQL_DURATION, "type" => ty, "outcome" => outcome).record(elapsed);
-        resp
-    }
-
-    async fn prepare_request(
-        &self,
-        ctx: &ExtensionContext<'_>,
-        request: Request,
-        next: NextPrepareRequest<'_>,
-    ) -> ServerResult<Request> {
-        self.seen().requested_name = request.operation_name.clone();
-        next.run(ctx, request).await
-    }
-
-    async fn parse_query(
-        &self,
-        ctx: &ExtensionContext<'_>,
-        query: &str,
-        variables: &Variables,
-        next: NextParseQuery<'_>,
-    ) -> ServerResult<ExecutableDocument> {
-        let doc = next.run(ctx, query, variables).await?;
-        let mut seen = self.seen();
-        seen.operation = operation(&doc, seen.requested_name.as_deref());
-        drop(seen);
-        Ok(doc)
-    }
+/// Records one operation: `op` is its type and name ([`operation`]), `None` when the document
+/// did not parse or names no runnable operation.
+pub(super) fn record(op: Option<(&'static str, String)>, resp: &Response, elapsed: Duration) {
+    let (ty, name) = op.unwrap_or(("unknown", "anonymous".to_string()));
+    let outcome = outcome(resp);
+    metrics::counter!(
+        GRAPHQL_OPERATIONS,
+        "type" => ty,
+        "name" => bounded_name(name),
+        "outcome" => outcome.clone()
+    )
+    .increment(1);
+    metrics::histogram!(GRAPHQL_DURATION, "type" => ty, "outcome" => outcome)
+        .record(elapsed.as_secs_f64());
 }
 
 #[cfg(test)]

@@ -80,12 +80,14 @@ impl QueryService {
             );
         }
         let limit = q.page_size.get();
-        let mut rows = find
+        // The chain's status does not depend on the page: both are read at once.
+        let page_rows = find
             .order_by_asc(H::ContractAddress)
             .order_by_asc(H::TokenId)
             .limit(limit + 1)
-            .all(&self.db)
-            .await?;
+            .all(&self.db);
+        let (mut rows, chain_status) =
+            futures_util::try_join!(async { Ok(page_rows.await?) }, self.chain_status(q.chain))?;
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
 
@@ -125,6 +127,7 @@ impl QueryService {
         let status = self
             .collection_status(
                 q.chain,
+                chain_status,
                 &q.token_addresses.iter().copied().collect::<Vec<_>>(),
                 &contracts,
             )

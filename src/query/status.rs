@@ -45,15 +45,17 @@ impl QueryService {
         })
     }
 
-    /// The status of an answer naming `named` collections and containing `shown` ones;
-    /// schedules the backfill of named collections never seen before.
+    /// The status of an answer naming `named` collections and containing `shown` ones, given
+    /// the chain's own status ([`Self::chain_status`], read alongside the page); schedules the
+    /// backfill of named collections never seen before.
     pub async fn collection_status(
         &self,
         chain: Chain,
+        chain_status: SyncStatus,
         named: &[Address],
         shown: &[Address],
     ) -> Result<SyncStatus, QueryError> {
-        let mut status = self.chain_status(chain).await?;
+        let mut status = chain_status;
         let all: BTreeSet<String> = named.iter().chain(shown).map(|a| a.to_string()).collect();
         if all.is_empty() {
             return Ok(status);

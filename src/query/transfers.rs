@@ -153,16 +153,20 @@ impl QueryService {
             .into_iter()
             .map(|a| range(Some(a)).into_query())
             .collect();
-        let mut rows = match union_of(arms, limit + 1) {
-            Some(union) => {
-                let stmt = self.db.get_database_backend().build(&union);
-                erc20_transfer::Entity::find()
-                    .from_raw_sql(stmt)
-                    .all(&self.db)
-                    .await?
-            }
-            None => range(None).all(&self.db).await?,
+        let page_rows = async {
+            Ok(match union_of(arms, limit + 1) {
+                Some(union) => {
+                    let stmt = self.db.get_database_backend().build(&union);
+                    erc20_transfer::Entity::find()
+                        .from_raw_sql(stmt)
+                        .all(&self.db)
+                        .await?
+                }
+                None => range(None).all(&self.db).await?,
+            })
         };
+        // The chain's status does not depend on the page: both are read at once.
+        let (mut rows, status) = futures_util::try_join!(page_rows, self.chain_status(q.chain))?;
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
         let mint = Arc::new(CursorMint::new(
@@ -181,7 +185,6 @@ impl QueryService {
         } else {
             None
         };
-        let status = self.chain_status(q.chain).await?;
         Ok(Page {
             edges,
             mint,
