@@ -33,13 +33,20 @@ impl NftHolding {
     /// `SHA-256("{chain id}:{contract address}:{decimal token id}")`, as 32 hex digits.
     pub fn token_hash(&self, chain: Chain) -> String {
         use sha2::{Digest, Sha256};
-        let d = Sha256::digest(format!(
-            "{}:{}:{}",
-            chain.id(),
-            self.contract,
-            self.token_id.to_decimal()
-        ));
-        d[..16].iter().map(|b| format!("{b:02x}")).collect()
+        // Written piece by piece rather than through `format!`: every record of a page has one.
+        let mut h = Sha256::new();
+        h.update(chain.id().to_string());
+        h.update(b":");
+        h.update(self.contract.hex());
+        h.update(b":");
+        h.update(self.token_id.to_decimal());
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(32);
+        for b in &h.finalize()[..16] {
+            out.push(char::from(DIGITS[usize::from(b >> 4)]));
+            out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+        }
+        out
     }
 }
 

@@ -2,13 +2,19 @@
 //! GraphQL DataLoaders and the REST shims call these, one statement per kind per page.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::LazyLock;
 
 use sea_orm::sea_query::ArrayType;
-use sea_orm::{ColumnTrait, Condition, DbBackend, EntityTrait, QueryFilter, Statement, Value};
+use sea_orm::{
+    ColumnTrait, Condition, DbBackend, DbErr, EntityTrait, FromQueryResult, IdenStatic,
+    QueryFilter, QueryResult, QuerySelect, Statement, Value,
+};
 
-use super::{ContractInfo, QueryError, QueryService, TokenInfo};
+use super::{columns, ContractInfo, QueryError, QueryService, TokenInfo};
 use crate::entity::{address_label, contract, nft_token};
 use crate::types::{Address, Chain, Uint256};
+
+use nft_token::Column as T;
 
 impl QueryService {
     /// Metadata of these contracts; unknown contracts are absent from the map.
@@ -65,30 +71,29 @@ impl QueryService {
                 .unzip();
             let stmt = Statement::from_sql_and_values(
                 DbBackend::Postgres,
-                "SELECT t.* FROM nft_tokens t JOIN UNNEST($2::text[], $3::text[]) AS k(c, i) \
-                 ON t.contract_address = k.c AND t.token_id = k.i WHERE t.chain_id = $1",
+                TOKENS_BY_KEYS.as_str(),
                 [
                     Value::from(chain.db_id()),
                     Value::Array(ArrayType::String, Some(Box::new(contracts))),
                     Value::Array(ArrayType::String, Some(Box::new(ids))),
                 ],
             );
-            nft_token::Entity::find()
-                .from_raw_sql(stmt)
-                .all(&self.db)
-                .await?
+            TokenRow::find_by_statement(stmt).all(&self.db).await?
         } else {
             let mut any = Condition::any();
             for (a, t) in &keys {
                 any = any.add(
                     Condition::all()
-                        .add(nft_token::Column::ContractAddress.eq(a.to_string()))
-                        .add(nft_token::Column::TokenId.eq(t.to_db())),
+                        .add(T::ContractAddress.eq(a.to_string()))
+                        .add(T::TokenId.eq(t.to_db())),
                 );
             }
             nft_token::Entity::find()
-                .filter(nft_token::Column::ChainId.eq(chain.db_id()))
+                .select_only()
+                .columns(TokenRow::COLUMNS)
+                .filter(T::ChainId.eq(chain.db_id()))
                 .filter(any)
+                .into_model::<TokenRow>()
                 .all(&self.db)
                 .await?
         };
@@ -97,17 +102,7 @@ impl QueryService {
                 let a =
                     Address::parse(&r.contract_address).map_err(|e| QueryError::Corrupt(e.0))?;
                 let t = Uint256::from_db(&r.token_id).map_err(|e| QueryError::Corrupt(e.0))?;
-                Ok((
-                    (a, t),
-                    TokenInfo {
-                        token_uri: r.token_uri,
-                        metadata: r.metadata,
-                        block_number_minted: r.block_number_minted.map(|b| b.max(0) as u64),
-                        minter_address: r.minter_address,
-                        last_token_uri_sync: r.last_token_uri_sync,
-                        last_metadata_sync: r.last_metadata_sync,
-                    },
-                ))
+                Ok(((a, t), r.info))
             })
             .collect()
     }
@@ -133,5 +128,54 @@ impl QueryService {
                 Ok((a, r.label))
             })
             .collect()
+    }
+}
+
+/// The columns of `nft_tokens` a page shows, read by position ([`columns`]).
+struct TokenRow {
+    contract_address: String,
+    token_id: String,
+    info: TokenInfo,
+}
+
+impl TokenRow {
+    /// The columns selected, in the order they are read.
+    const COLUMNS: [T; 8] = [
+        T::ContractAddress,
+        T::TokenId,
+        T::TokenUri,
+        T::Metadata,
+        T::BlockNumberMinted,
+        T::MinterAddress,
+        T::LastTokenUriSync,
+        T::LastMetadataSync,
+    ];
+}
+
+/// The PostgreSQL statement reading the token rows of a page's keys.
+static TOKENS_BY_KEYS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {} FROM nft_tokens t JOIN UNNEST($2::text[], $3::text[]) AS k(c, i) \
+         ON t.contract_address = k.c AND t.token_id = k.i WHERE t.chain_id = $1",
+        TokenRow::COLUMNS
+            .map(|c| format!("t.{}", c.as_str()))
+            .join(", ")
+    )
+});
+
+impl FromQueryResult for TokenRow {
+    fn from_query_result(row: &QueryResult, _pre: &str) -> Result<Self, DbErr> {
+        Ok(Self {
+            contract_address: columns::required(row, 0)?,
+            token_id: columns::required(row, 1)?,
+            info: TokenInfo {
+                token_uri: columns::column(row, 2)?,
+                metadata: columns::column(row, 3)?,
+                block_number_minted: columns::column::<i64>(row, 4)?.map(|b| b.max(0) as u64),
+                minter_address: columns::column(row, 5)?,
+                last_token_uri_sync: columns::column(row, 6)?,
+                last_metadata_sync: columns::column(row, 7)?,
+            },
+        })
     }
 }

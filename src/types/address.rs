@@ -71,7 +71,7 @@ fn hex_val(c: u8) -> Option<u8> {
 impl Address {
     /// `0x` and 40 lowercase hex digits, without going through the formatting machinery (a
     /// page of records writes hundreds of addresses).
-    fn hex(&self) -> [u8; 42] {
+    pub(crate) fn hex(&self) -> [u8; 42] {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut out = [0u8; 42];
         out[0] = b'0';
