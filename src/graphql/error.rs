@@ -166,10 +166,12 @@ pub(super) fn tag_errors(resp: &mut Response, max_depth: usize, max_complexity: 
                     "query is nested too deep: at most {max_depth} levels of selections are allowed"
                 )
             }
-            "Query is too complex." => e.message = format!(
+            "Query is too complex." => {
+                e.message = format!(
                 "query is too complex: its cost exceeds {max_complexity} (a connection costs 10 \
                      plus its selection times first/10; ask for fewer or smaller pages)"
-            ),
+            )
+            }
             _ => {}
         }
         e.extensions

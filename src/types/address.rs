@@ -59,7 +59,7 @@ impl Address {
     }
 }
 
-fn hex_val(c: u8) -> Option<u8> {
+pub(super) fn hex_val(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),
