@@ -8,16 +8,29 @@
 use sea_orm::sqlx::{self, Row as _};
 use sea_orm::{DbErr, QueryResult};
 
-/// Column `idx` of `row`: `None` for NULL.
-pub fn column<T>(row: &QueryResult, idx: usize) -> Result<Option<T>, DbErr>
-where
+/// A Rust type sqlx decodes on every backend tokenql supports.
+pub trait Decodable:
+    for<'r> sqlx::Decode<'r, sqlx::Postgres>
+    + sqlx::Type<sqlx::Postgres>
+    + for<'r> sqlx::Decode<'r, sqlx::MySql>
+    + sqlx::Type<sqlx::MySql>
+    + for<'r> sqlx::Decode<'r, sqlx::Sqlite>
+    + sqlx::Type<sqlx::Sqlite>
+{
+}
+
+impl<T> Decodable for T where
     T: for<'r> sqlx::Decode<'r, sqlx::Postgres>
         + sqlx::Type<sqlx::Postgres>
         + for<'r> sqlx::Decode<'r, sqlx::MySql>
         + sqlx::Type<sqlx::MySql>
         + for<'r> sqlx::Decode<'r, sqlx::Sqlite>
-        + sqlx::Type<sqlx::Sqlite>,
+        + sqlx::Type<sqlx::Sqlite>
 {
+}
+
+/// Column `idx` of `row`: `None` for NULL.
+pub fn column<T: Decodable>(row: &QueryResult, idx: usize) -> Result<Option<T>, DbErr> {
     let got = if let Some(r) = row.try_as_pg_row() {
         r.try_get::<Option<T>, _>(idx)
     } else if let Some(r) = row.try_as_mysql_row() {
@@ -31,14 +44,6 @@ where
 }
 
 /// Column `idx` of `row`, which may not be NULL.
-pub fn required<T>(row: &QueryResult, idx: usize) -> Result<T, DbErr>
-where
-    T: for<'r> sqlx::Decode<'r, sqlx::Postgres>
-        + sqlx::Type<sqlx::Postgres>
-        + for<'r> sqlx::Decode<'r, sqlx::MySql>
-        + sqlx::Type<sqlx::MySql>
-        + for<'r> sqlx::Decode<'r, sqlx::Sqlite>
-        + sqlx::Type<sqlx::Sqlite>,
-{
+pub fn required<T: Decodable>(row: &QueryResult, idx: usize) -> Result<T, DbErr> {
     column(row, idx)?.ok_or_else(|| DbErr::Type(format!("column {idx} is NULL")))
 }
