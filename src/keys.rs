@@ -94,10 +94,7 @@ impl From<api_key::Model> for KeyInfo {
 
 /// The SHA-256 of a secret, lowercase hex: what is stored, and what caches may key on.
 pub fn hash(secret: &str) -> String {
-    Sha256::digest(secret.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::types::hex::lower(&Sha256::digest(secret.as_bytes()))
 }
 
 /// Creates a key with the server's default rate limit; returns it with its secret, which is

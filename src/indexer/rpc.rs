@@ -308,10 +308,7 @@ impl Rpc {
 
     /// `eth_call` at the latest block. A revert or a missing function is `Ok(None)`.
     pub async fn eth_call(&self, to: Address, data: &[u8]) -> Result<Option<Vec<u8>>, RpcFailure> {
-        let data: String = format!(
-            "0x{}",
-            data.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        );
+        let data = crate::types::hex::lower0x(data);
         let r: Result<String, RpcFailure> = self
             .call(
                 "eth_call",

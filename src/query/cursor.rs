@@ -66,7 +66,7 @@ impl std::fmt::Debug for CursorCodec {
 /// A digest of a query's canonical filter description.
 pub fn query_digest(canonical: &str) -> String {
     let d = Sha256::digest(canonical.as_bytes());
-    d[..12].iter().map(|b| format!("{b:02x}")).collect()
+    crate::types::hex::lower(&d[..12])
 }
 
 impl CursorCodec {

@@ -40,13 +40,7 @@ impl NftHolding {
         h.update(self.contract.hex());
         h.update(b":");
         h.update(self.token_id.to_decimal());
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = String::with_capacity(32);
-        for b in &h.finalize()[..16] {
-            out.push(char::from(DIGITS[usize::from(b >> 4)]));
-            out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-        }
-        out
+        crate::types::hex::lower(&h.finalize()[..16])
     }
 }
 

@@ -10,19 +10,7 @@ use super::bulk::{Rows, Values};
 use super::{BlockHeader, StoreError};
 use crate::decode::{Erc20Move, EventMeta, NftMove};
 use crate::entity::{block, erc20_transfer, nft_transfer};
-
-/// `0x` + lowercase hex: the storage form of hashes and addresses (what `{:#x}` and
-/// `Address`'s `Display` write), without going through `fmt` per byte.
-pub(crate) fn hex0x(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(2 + 2 * bytes.len());
-    s.push_str("0x");
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 0xf) as usize] as char);
-    }
-    s
-}
+use crate::types::hex::lower0x;
 
 fn cap<T>(n: usize) -> Vec<T> {
     Vec::with_capacity(n)
@@ -34,8 +22,8 @@ pub(crate) fn blocks(cid: i64, headers: &[BlockHeader]) -> Rows {
     let (mut number, mut hash, mut parent, mut time) = (cap(n), cap(n), cap(n), cap(n));
     for b in headers {
         number.push(b.number as i64);
-        hash.push(hex0x(b.hash.as_slice()));
-        parent.push(b.parent_hash.as_ref().map(|h| hex0x(h.as_slice())));
+        hash.push(lower0x(b.hash.as_slice()));
+        parent.push(b.parent_hash.as_ref().map(|h| lower0x(h.as_slice())));
         time.push(b.timestamp as i64);
     }
     Rows::new(
@@ -80,12 +68,12 @@ impl Common {
             .ok_or(StoreError::MissingBlock(m.block_number))?;
         self.block_number.push(m.block_number as i64);
         self.log_index.push(m.log_index as i32);
-        self.block_hash.push(hex0x(m.block_hash.as_slice()));
+        self.block_hash.push(lower0x(m.block_hash.as_slice()));
         self.block_timestamp.push(ts as i64);
         self.transaction_hash
-            .push(hex0x(m.transaction_hash.as_slice()));
+            .push(lower0x(m.transaction_hash.as_slice()));
         self.transaction_index.push(m.transaction_index as i32);
-        self.contract_address.push(hex0x(m.contract.as_bytes()));
+        self.contract_address.push(lower0x(m.contract.as_bytes()));
         Ok(())
     }
 
@@ -132,8 +120,8 @@ pub(crate) fn erc20(
     let (mut from, mut to, mut value) = (cap(n), cap(n), cap(n));
     for t in moves {
         common.push(&t.meta, &times)?;
-        from.push(hex0x(t.from.as_bytes()));
-        to.push(hex0x(t.to.as_bytes()));
+        from.push(lower0x(t.from.as_bytes()));
+        to.push(lower0x(t.to.as_bytes()));
         value.push(t.value.to_db());
     }
     let rows = Rows::new(
@@ -166,9 +154,9 @@ pub(crate) fn nft(
         common.push(&t.meta, &times)?;
         batch_index.push(t.batch_index as i32);
         kind.push(t.standard.as_str().to_string());
-        operator.push(t.operator.map(|a| hex0x(a.as_bytes())));
-        from.push(hex0x(t.from.as_bytes()));
-        to.push(hex0x(t.to.as_bytes()));
+        operator.push(t.operator.map(|a| lower0x(a.as_bytes())));
+        from.push(lower0x(t.from.as_bytes()));
+        to.push(lower0x(t.to.as_bytes()));
         token_id.push(t.token_id.to_db());
         amount.push(t.amount.to_db());
     }
@@ -201,10 +189,10 @@ mod tests {
     #[test]
     fn hex_matches_the_entities_storage_form() {
         let h = B256::from([0xa7; 32]);
-        assert_eq!(hex0x(h.as_slice()), format!("{h:#x}"));
+        assert_eq!(lower0x(h.as_slice()), format!("{h:#x}"));
         let a = Address::parse("0x00000000219ab540356cBB839Cbe05303d7705Fa").unwrap();
-        assert_eq!(hex0x(a.as_bytes()), a.to_string());
-        assert_eq!(hex0x(&[0x00, 0x0f, 0xf0]), "0x000ff0");
+        assert_eq!(lower0x(a.as_bytes()), a.to_string());
+        assert_eq!(lower0x(&[0x00, 0x0f, 0xf0]), "0x000ff0");
     }
 
     /// The transfer tables share their common column names (written through erc20's enum).

@@ -17,7 +17,7 @@ pub async fn cursor_secret<C: ConnectionTrait>(db: &C) -> Result<Vec<u8>, DbErr>
     }
     let mut raw = [0u8; 32];
     getrandom::fill(&mut raw).map_err(|e| DbErr::Custom(format!("no randomness: {e}")))?;
-    let value: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    let value = crate::types::hex::lower(&raw);
     setting::Entity::insert(setting::ActiveModel::from(setting::Model {
         name: CURSOR_SECRET.into(),
         value,

@@ -29,8 +29,8 @@ impl Address {
         }
         let mut out = [0u8; 20];
         for (i, chunk) in hex.as_bytes().chunks(2).enumerate() {
-            let hi = hex_val(chunk[0]);
-            let lo = hex_val(chunk[1]);
+            let hi = super::hex::digit(chunk[0]);
+            let lo = super::hex::digit(chunk[1]);
             match (hi, lo) {
                 (Some(h), Some(l)) => out[i] = h << 4 | l,
                 _ => {
@@ -57,29 +57,14 @@ impl Address {
     pub fn is_zero(&self) -> bool {
         self.0 == [0; 20]
     }
-}
 
-pub(super) fn hex_val(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
-
-impl Address {
     /// `0x` and 40 lowercase hex digits, without going through the formatting machinery (a
     /// page of records writes hundreds of addresses).
     pub(crate) fn hex(&self) -> [u8; 42] {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut out = [0u8; 42];
         out[0] = b'0';
         out[1] = b'x';
-        for (i, b) in self.0.iter().enumerate() {
-            out[2 + 2 * i] = DIGITS[usize::from(b >> 4)];
-            out[3 + 2 * i] = DIGITS[usize::from(b & 0x0f)];
-        }
+        super::hex::write(&self.0, &mut out[2..]);
         out
     }
 }

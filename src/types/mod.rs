@@ -4,6 +4,7 @@
 
 mod address;
 mod chain;
+pub mod hex;
 mod limits;
 mod time;
 mod uint256;

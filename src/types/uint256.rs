@@ -54,10 +54,7 @@ impl Uint256 {
         // costs several times as much.
         let mut bytes = [0u8; 32];
         for (b, pair) in bytes.iter_mut().zip(s.as_bytes().chunks_exact(2)) {
-            match (
-                super::address::hex_val(pair[0]),
-                super::address::hex_val(pair[1]),
-            ) {
+            match (super::hex::digit(pair[0]), super::hex::digit(pair[1])) {
                 (Some(h), Some(l)) => *b = h << 4 | l,
                 _ => return Err(ParseError::new(format!("stored uint256 '{s}' is not hex"))),
             }

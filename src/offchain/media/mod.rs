@@ -44,6 +44,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::types::hex;
+
 pub use store::MediaStore;
 
 /// Where a media item stands (the `status` of the API's `media` object).
@@ -160,16 +162,12 @@ impl StoredPreviews {
 
 /// The key of an `nft_media` row: lowercase hex SHA-256 of the original URL.
 pub fn url_hash(url: &str) -> String {
-    hex(&Sha256::digest(url.as_bytes()))
+    hex::lower(&Sha256::digest(url.as_bytes()))
 }
 
 /// `0x` + lowercase hex SHA-256 of a file's bytes (the API's `parent_hash`).
 pub fn content_hash(bytes: &[u8]) -> String {
-    format!("0x{}", hex(&Sha256::digest(bytes)))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::lower0x(&Sha256::digest(bytes))
 }
 
 /// Whether `s` looks like a URL hash (64 lowercase hex digits).

@@ -45,7 +45,7 @@ impl MediaStore {
         tokio::fs::create_dir_all(folder).await?;
         let mut suffix = [0u8; 8];
         getrandom::fill(&mut suffix).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
+        let suffix = crate::types::hex::lower(&suffix);
         let tmp = folder.join(format!(".{}.png.tmp-{suffix}", size.name()));
         if let Err(e) = tokio::fs::write(&tmp, png).await {
             let _ = tokio::fs::remove_file(&tmp).await;

@@ -1,0 +1,75 @@
+//! Lowercase hex, written from a table: hashes, addresses, keys and digests are written here,
+//! never through `core::fmt` one byte at a time (a page of records writes hundreds).
+
+const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes `bytes` as lowercase hex into `out`, which holds exactly two bytes per input byte.
+pub fn write(bytes: &[u8], out: &mut [u8]) {
+    for (b, pair) in bytes.iter().zip(out.chunks_exact_mut(2)) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 0x0f)];
+    }
+}
+
+/// Appends `bytes` as lowercase hex to `out`.
+pub fn push(out: &mut String, bytes: &[u8]) {
+    out.reserve(2 * bytes.len());
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+}
+
+/// `bytes` as lowercase hex.
+pub fn lower(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(2 * bytes.len());
+    push(&mut s, bytes);
+    s
+}
+
+/// `0x` and `bytes` as lowercase hex: the storage form of hashes and addresses (what `{:#x}`
+/// and `Address`'s `Display` write).
+pub fn lower0x(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + 2 * bytes.len());
+    s.push_str("0x");
+    push(&mut s, bytes);
+    s
+}
+
+/// The value of one hex digit, in either case.
+pub fn digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_round_trips() {
+        let all: Vec<u8> = (0..=255).collect();
+        let s = lower(&all);
+        assert_eq!(s.len(), 512);
+        let expected: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(s, expected);
+        assert_eq!(lower0x(&[0x00, 0x0f, 0xf0]), "0x000ff0");
+        let mut buf = [0u8; 4];
+        write(&[0xab, 0x01], &mut buf);
+        assert_eq!(&buf, b"ab01");
+        for (i, c) in s.bytes().enumerate() {
+            let nibble = if i % 2 == 0 {
+                all[i / 2] >> 4
+            } else {
+                all[i / 2] & 0x0f
+            };
+            assert_eq!(digit(c), Some(nibble));
+            assert_eq!(digit(c.to_ascii_uppercase()), Some(nibble));
+        }
+        assert_eq!(digit(b'g'), None);
+    }
+}
