@@ -66,6 +66,11 @@ enum Command {
         /// eth_call has given none (the chain's entries; see `tokenql lists tokens`).
         #[arg(long)]
         tokenlist: Option<PathBuf>,
+        /// Declare the imported logs the chain's whole history (a sample that stands on its
+        /// own): answers about it may say SYNCED without fetching any history. Without it, an
+        /// imported segment is complete only from its first block on, like a live index.
+        #[arg(long, requires = "logs")]
+        complete_history: bool,
     },
     /// Import spam lists, verified allow-lists, address labels and token lists; re-run the
     /// spam heuristics.
@@ -83,8 +88,25 @@ enum Command {
         #[command(flatten)]
         indexer: IndexerArgs,
     },
-    /// Show each chain's head, indexed block and lag, and the collections' sync states.
+    /// Show each chain's head, indexed block and lag, and every history fetch (scope, state,
+    /// progress, ETA).
     Status,
+    /// Fetch the history of wallets or contracts ahead of traffic (the indexer of the chain
+    /// does the fetching; this queues it).
+    Sync {
+        /// `wallet` or `contract`.
+        #[arg(value_parser = parse_scope_kind)]
+        scope: tokenql::types::ScopeKind,
+        /// The addresses whose history to fetch.
+        #[arg(required = true, value_parser = parse_address)]
+        addresses: Vec<tokenql::types::Address>,
+        /// Chain name or hex id.
+        #[arg(long, default_value = "eth", value_parser = parse_chain)]
+        chain: Chain,
+        /// Wait until every one is complete (or failed), printing progress.
+        #[arg(long)]
+        wait: bool,
+    },
     /// Serve the REST and GraphQL APIs (and follow chains when --rpc is given).
     Serve {
         /// Address to listen on.
@@ -170,6 +192,14 @@ impl RateArgs {
             burst: self.burst,
         }
     }
+}
+
+fn parse_scope_kind(s: &str) -> Result<tokenql::types::ScopeKind, String> {
+    tokenql::types::ScopeKind::parse(s).map_err(|e| e.0)
+}
+
+fn parse_address(s: &str) -> Result<tokenql::types::Address, String> {
+    tokenql::types::Address::parse(s).map_err(|e| e.0)
 }
 
 fn parse_chain(s: &str) -> Result<Chain, String> {
@@ -258,6 +288,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             logs,
             blocks,
             tokenlist,
+            complete_history,
         } => {
             anyhow::ensure!(
                 logs.is_some() || tokenlist.is_some(),
@@ -270,6 +301,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     "imported {} lines: {} ERC20 transfers, {} NFT transfers, {} blocks; skipped {} non-transfer and {} malformed",
                     r.lines, r.erc20_transfers, r.nft_transfers, r.blocks, r.skipped_not_transfer, r.skipped_malformed
                 ));
+                if complete_history {
+                    tokenql::store::mark_history_complete(&db, chain).await?;
+                    out(format_args!("{chain}: the stored history is declared complete"));
+                }
             }
             if let Some(list) = tokenlist {
                 let r = tokenql::lists::tokenlist::import_file(&db, &list, Some(chain)).await?;
@@ -296,6 +331,24 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             let db = open_migrated(&cli.database_url, 8).await?;
             tokenql::indexer::run(db, config, tokenql::server::shutdown_signal()).await?;
+        }
+        Command::Sync {
+            scope,
+            addresses,
+            chain,
+            wait,
+        } => {
+            let db = open_migrated(&cli.database_url, 2).await?;
+            let n = tokenql::indexer::history::schedule_addresses(&db, chain, scope, &addresses)
+                .await?;
+            out(format_args!(
+                "{chain}: {n} {scope} history fetch(es) queued, {} already known",
+                addresses.len() as u64 - n.min(addresses.len() as u64)
+            ));
+            if wait {
+                tokenql::indexer::history::wait(&db, chain, scope, &addresses, |line| out(line))
+                    .await?;
+            }
         }
         Command::Status => {
             let db = open_migrated(&cli.database_url, 2).await?;

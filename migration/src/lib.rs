@@ -18,6 +18,7 @@ mod m20261121_000001_create_tables;
 mod m20261121_000002_contract_metadata_fetch;
 mod m20261121_000003_api_key_rate_limit;
 mod m20261121_000004_metadata_media_flags;
+mod m20261124_000005_history_scopes;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -30,6 +31,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000002_contract_metadata_fetch::Migration),
             Box::new(m20261121_000003_api_key_rate_limit::Migration),
             Box::new(m20261121_000004_metadata_media_flags::Migration),
+            Box::new(m20261124_000005_history_scopes::Migration),
         ]
     }
 }

@@ -11,6 +11,9 @@ pub struct Model {
     pub head_block: Option<i64>,
     /// Unix milliseconds.
     pub updated_at: i64,
+    /// The stored history is whole although `start_block` is not 0 (an imported sample
+    /// declared complete).
+    pub history_complete: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -31,12 +31,13 @@ impl<T> From<&Page<T>> for PageInfo {
 /// Whether an answer is complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
 pub enum SyncStatus {
-    /// Every collection the answer depends on is fully indexed and the indexer is caught up with
-    /// the chain head: the answer is complete.
+    /// The answer is complete: it holds every matching record over the chain's whole history
+    /// up to the indexer's head (every wallet, contract or chain it depends on is complete, and
+    /// the indexer is caught up with the chain head).
     Synced,
-    /// A collection the answer depends on is still being indexed (or its backfill was just
-    /// scheduled), or the indexer trails the chain head: the answer may be incomplete. Ask again
-    /// later.
+    /// The history of a wallet or contract the answer depends on is still being fetched (the
+    /// first such request schedules it), or the indexer trails the chain head: the answer may
+    /// be incomplete. Ask again later.
     Syncing,
 }
 

@@ -82,8 +82,10 @@ impl NftConnection {
         &self.page_info
     }
 
-    /// `SYNCING` while a collection of the answer (or named in `tokenAddresses`) is not fully
-    /// indexed, or while the indexer trails the chain head; otherwise `SYNCED`.
+    /// `SYNCED` once the wallet's history is complete (or, with `tokenAddresses`, every named
+    /// collection's) and the indexer is caught up; otherwise `SYNCING`, and the first such
+    /// request schedules the missing history. While `SYNCING`, only holdings that cannot be
+    /// made up by a partial history are shown.
     async fn status(&self) -> SyncStatus {
         self.status
     }

@@ -20,7 +20,10 @@ pub struct Erc20TransferConnection {
     edges: Vec<Erc20TransferEdge>,
     /// Whether more pages follow, and the cursors to get them.
     page_info: PageInfo,
-    /// `SYNCING` while the indexer trails the chain head; otherwise `SYNCED`.
+    /// `SYNCED` once every named wallet's history is complete (or every named contract's; with
+    /// neither, the chain's; none is needed from the live start block on) and the indexer is
+    /// caught up; otherwise `SYNCING`, and the first such request schedules the missing
+    /// history.
     status: SyncStatus,
 }
 

@@ -12,7 +12,7 @@ pub struct ChainConfig {
     pub chain: Chain,
     pub rpc_url: String,
     /// First block of the live index; `None`: the chain head when first started (older history
-    /// is fetched per collection on demand).
+    /// is fetched per wallet and per contract on demand, see [`super::history`]).
     pub start_block: Option<u64>,
     /// Stay this many blocks behind the head.
     pub confirmations: u64,
@@ -26,6 +26,15 @@ pub struct ChainConfig {
     /// Per-request timeout.
     pub request_timeout: Duration,
     pub retry: RetryPolicy,
+    /// History fetches running at once on this chain.
+    pub history_workers: usize,
+    /// A history fetch gives its worker up after this long and goes to the back of the queue,
+    /// so a scope with a long history does not hold up those queued after it.
+    pub history_slice: Duration,
+    /// Consecutive failed attempts before a history fetch is marked failed.
+    pub history_attempts: u32,
+    /// How long a failed history fetch waits before a request may schedule it again.
+    pub history_retry_after: Duration,
 }
 
 impl ChainConfig {
@@ -42,6 +51,10 @@ impl ChainConfig {
             max_range: 10_000,
             request_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
+            history_workers: 4,
+            history_slice: Duration::from_secs(5),
+            history_attempts: 5,
+            history_retry_after: Duration::from_secs(60),
         }
     }
 }

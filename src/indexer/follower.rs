@@ -271,7 +271,7 @@ pub async fn run_chain(
     };
     tracing::info!(%chain, start, head, endpoint = %cfg.rpc_url, "following chain");
 
-    let backfill = tokio::spawn(super::backfill::run(
+    let history = tokio::spawn(super::history::run(
         db.clone(),
         cfg.clone(),
         rpc.clone(),
@@ -328,10 +328,10 @@ pub async fn run_chain(
     if result.is_err() {
         // The chain stopped on its own: its workers stop with it (their writes are
         // transactional, so aborting them loses nothing).
-        backfill.abort();
+        history.abort();
         metadata.abort();
     }
-    let _ = backfill.await;
+    let _ = history.await;
     let _ = metadata.await;
     result
 }

@@ -4,8 +4,8 @@
 //! - the [`follower`] walks blocks from the start block to the head (minus the confirmation
 //!   depth) with adaptive `eth_getLogs` ranges, writes each range through [`crate::store`] in one
 //!   transaction with the checkpoint, and detects reorgs by block hashes ([`reorg`]);
-//! - the [`backfill`] worker fetches, per collection and on demand, the history before the
-//!   start block;
+//! - the [`history`] workers fetch, per wallet and per contract and on demand, the history
+//!   before the start block;
 //! - the [`metadata`] worker reads contract names, symbols, decimals and standards by
 //!   `eth_call`, off the ingest path.
 //!
@@ -13,10 +13,10 @@
 //! pauses and resumes; a database outage pauses ingest until it returns; a chain-id mismatch or
 //! a reorg deeper than the configured maximum stops that chain loudly.
 
-pub mod backfill;
 pub mod cli;
 pub mod config;
 pub mod follower;
+pub mod history;
 pub mod metadata;
 pub mod progress;
 pub mod range;

@@ -80,7 +80,8 @@ struct LogFilter {
     to_block: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     address: Option<String>,
-    topics: Vec<Vec<String>>,
+    /// Per position: any of these values, or `None` (JSON `null`) for any value.
+    topics: Vec<Option<Vec<String>>>,
 }
 
 fn classify(e: RpcError<TransportErrorKind>) -> RpcFailure {
@@ -297,13 +298,60 @@ impl Rpc {
             from_block: hex(from),
             to_block: hex(to),
             address: address.map(|a| a.to_string()),
-            topics: vec![vec![
+            topics: vec![Some(vec![
                 format!("{TRANSFER_TOPIC:#x}"),
                 format!("{TRANSFER_SINGLE_TOPIC:#x}"),
                 format!("{TRANSFER_BATCH_TOPIC:#x}"),
-            ]],
+            ])],
         };
         self.call("eth_getLogs", json!([filter])).await
+    }
+
+    /// Transfer-type logs in `[from, to]` that `wallet` sent or received, on any contract: three
+    /// topic-filtered `eth_getLogs` calls (ERC20/721 `Transfer` has the sender in topic 1 and
+    /// the recipient in topic 2; ERC1155's events have the operator in topic 1, the sender in
+    /// topic 2 and the recipient in topic 3). A log matched twice is returned once, in chain
+    /// order. The first call also matches ERC1155 events the wallet operated: transfers too,
+    /// stored like any other.
+    pub async fn wallet_logs(
+        &self,
+        from: u64,
+        to: u64,
+        wallet: Address,
+    ) -> Result<Vec<RpcLog>, RpcFailure> {
+        let t = format!("{TRANSFER_TOPIC:#x}");
+        let single = format!("{TRANSFER_SINGLE_TOPIC:#x}");
+        let batch = format!("{TRANSFER_BATCH_TOPIC:#x}");
+        let w = Some(vec![format!("0x000000000000000000000000{}", &wallet.to_string()[2..])]);
+        let filter = |topics: Vec<Option<Vec<String>>>| LogFilter {
+            from_block: hex(from),
+            to_block: hex(to),
+            address: None,
+            topics,
+        };
+        let queries = [
+            filter(vec![
+                Some(vec![t.clone(), single.clone(), batch.clone()]),
+                w.clone(),
+            ]),
+            filter(vec![
+                Some(vec![t, single.clone(), batch.clone()]),
+                None,
+                w.clone(),
+            ]),
+            filter(vec![Some(vec![single, batch]), None, None, w]),
+        ];
+        let mut all: Vec<(u64, u64, RpcLog)> = Vec::new();
+        for q in queries {
+            let logs: Vec<RpcLog> = self.call("eth_getLogs", json!([q])).await?;
+            for l in logs {
+                let pos = |s: &str| decode::parse_quantity(s).unwrap_or(u64::MAX);
+                all.push((pos(&l.block_number), pos(&l.log_index), l));
+            }
+        }
+        all.sort_by_key(|(b, i, _)| (*b, *i));
+        all.dedup_by_key(|(b, i, _)| (*b, *i));
+        Ok(all.into_iter().map(|(_, _, l)| l).collect())
     }
 
     /// `eth_call` at the latest block. A revert or a missing function is `Ok(None)`.

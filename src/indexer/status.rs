@@ -1,14 +1,17 @@
-//! `tokenql status`: each chain's head, indexed block and lag, and its collections' states.
+//! `tokenql status`: each chain's start, indexed block, head and lag, and every history fetch
+//! (scope, state, progress, logs, ETA, last error).
 
 use sea_orm::{DatabaseConnection, DbErr, EntityTrait, QueryOrder};
 
-use crate::entity::{chain_state, collection_sync};
-use crate::types::Chain;
+use crate::entity::chain_state;
+use crate::store::now_ms;
+use crate::store::scopes::{self, ScopeRow};
+use crate::types::{Chain, ScopeState};
 
 /// Lines of the report.
 pub async fn report(db: &DatabaseConnection) -> Result<Vec<String>, DbErr> {
     let mut out = vec![format!(
-        "{:<12} {:>12} {:>12} {:>12} {:>8}",
+        "{:<12} {:>12} {:>12} {:>12} {:>8}  history",
         "chain", "start", "indexed", "head", "lag"
     )];
     let states = chain_state::Entity::find()
@@ -20,41 +23,72 @@ pub async fn report(db: &DatabaseConnection) -> Result<Vec<String>, DbErr> {
     }
     let opt = |v: Option<i64>| v.map_or("-".to_string(), |b| b.to_string());
     for s in &states {
-        let name = Chain::from_id(s.chain_id as u64)
-            .map_or(format!("0x{:x}", s.chain_id), |c| c.name().to_string());
         let lag = match (s.indexed_block, s.head_block) {
             (Some(i), Some(h)) => (h - i).max(0).to_string(),
             (None, Some(_)) => "all".into(),
             _ => "-".into(),
         };
+        let history = if s.history_complete || s.start_block == Some(0) {
+            "complete"
+        } else {
+            "on demand"
+        };
         out.push(format!(
-            "{name:<12} {:>12} {:>12} {:>12} {lag:>8}",
+            "{:<12} {:>12} {:>12} {:>12} {lag:>8}  {history}",
+            chain_name(s.chain_id),
             opt(s.start_block),
             opt(s.indexed_block),
             opt(s.head_block)
         ));
     }
-    let cols = collection_sync::Entity::find()
-        .order_by_asc(collection_sync::Column::ChainId)
-        .order_by_asc(collection_sync::Column::RequestedAt)
-        .all(db)
-        .await?;
-    if !cols.is_empty() {
+    let rows = scopes::list(db).await?;
+    if !rows.is_empty() {
         out.push(String::new());
         out.push(format!(
-            "{:<12} {:<42} {:<8} {:>12}",
-            "chain", "collection", "state", "synced_to"
+            "{:<12} {:<8} {:<42} {:<8} {:>9} {:>10} {:>8}  error",
+            "chain", "scope", "address", "state", "progress", "logs", "eta"
         ));
-        for c in cols {
-            let name = Chain::from_id(c.chain_id as u64)
-                .map_or(format!("0x{:x}", c.chain_id), |c| c.name().to_string());
-            out.push(format!(
-                "{name:<12} {:<42} {:<8} {:>12}",
-                c.contract_address,
-                c.state,
-                opt(c.synced_to_block)
-            ));
+        let now = now_ms();
+        for (chain, r) in rows {
+            out.push(scope_line(chain, &r, now));
         }
     }
     Ok(out)
+}
+
+fn chain_name(id: i64) -> String {
+    u64::try_from(id)
+        .ok()
+        .and_then(Chain::from_id)
+        .map_or(format!("0x{id:x}"), |c| c.name().to_string())
+}
+
+/// One scope's line: progress as the share of `[0, target)` stored, and an ETA from the pace
+/// since it was first asked for.
+fn scope_line(chain: Chain, r: &ScopeRow, now: i64) -> String {
+    let done = r.synced_to_block.map_or(0, |b| b + 1);
+    let (progress, eta) = match (r.state, r.target_block) {
+        (ScopeState::Synced, _) => ("100%".to_string(), "-".to_string()),
+        (_, Some(target)) if target > 0 => {
+            let share = done.min(target) as f64 / target as f64;
+            let elapsed = (now - r.requested_at).max(1) as f64 / 1000.0;
+            let eta = if done > 0 && r.state == ScopeState::Syncing {
+                let left = (target - done.min(target)) as f64 / (done as f64 / elapsed);
+                format!("{}s", left.ceil() as u64)
+            } else {
+                "-".to_string()
+            };
+            (format!("{:.1}%", share * 100.0), eta)
+        }
+        _ => ("-".to_string(), "-".to_string()),
+    };
+    format!(
+        "{:<12} {:<8} {:<42} {:<8} {progress:>9} {:>10} {eta:>8}  {}",
+        chain.name(),
+        r.scope.kind.as_str(),
+        r.scope.address.to_string(),
+        r.state.as_str(),
+        r.logs,
+        r.error.as_deref().unwrap_or("")
+    )
 }

@@ -45,6 +45,9 @@ pub const INDEXER_LAG: &str = "tokenql_indexer_lag_blocks";
 pub const INDEXER_BLOCKS: &str = "tokenql_indexer_blocks_ingested_total";
 pub const INDEXER_LOGS: &str = "tokenql_indexer_logs_ingested_total";
 pub const INDEXER_SKIPPED: &str = "tokenql_indexer_logs_skipped_total";
+pub const HISTORY_ACTIVE: &str = "tokenql_history_fetches_active";
+pub const HISTORY_SCOPES: &str = "tokenql_history_scopes_total";
+pub const HISTORY_LOGS: &str = "tokenql_history_logs_total";
 pub const RPC_REQUESTS: &str = "tokenql_rpc_requests_total";
 pub const RPC_ERRORS: &str = "tokenql_rpc_errors_total";
 pub const DB_POOL_CONNECTIONS: &str = "tokenql_db_pool_connections";
@@ -106,6 +109,15 @@ fn describe() {
     describe_counter!(INDEXER_BLOCKS, "Blocks ingested by the follower.");
     describe_counter!(INDEXER_LOGS, "Transfer logs ingested by the follower.");
     describe_counter!(INDEXER_SKIPPED, "Logs skipped as not decodable.");
+    describe_gauge!(
+        HISTORY_ACTIVE,
+        "History fetches (wallet or contract scopes) running now."
+    );
+    describe_counter!(
+        HISTORY_SCOPES,
+        "History fetches finished, by scope kind and outcome (synced, failed)."
+    );
+    describe_counter!(HISTORY_LOGS, "Logs fetched by history fetches, by scope kind.");
     describe_counter!(
         RPC_REQUESTS,
         "JSON-RPC requests sent (a batch counts once)."

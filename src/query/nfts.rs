@@ -9,9 +9,10 @@ use sea_orm::{
 };
 
 use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::status::Needs;
 use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
-use crate::entity::{contract, nft_holding};
-use crate::types::{Address, Uint256};
+use crate::entity::{contract, nft_holding, scope_sync};
+use crate::types::{Address, Scope, ScopeKind, ScopeState, Uint256};
 
 use nft_holding::Column as H;
 
@@ -48,6 +49,53 @@ impl NftQuery {
         }
         c
     }
+
+    /// The scopes the answer depends on (API.md): the wallet, or every named collection.
+    /// An incomplete answer schedules the named collections' history, or else the wallet's.
+    fn needs(&self) -> Needs {
+        let wallet = vec![Scope::wallet(self.owner)];
+        let named: Vec<Scope> = self
+            .token_addresses
+            .iter()
+            .map(|&a| Scope::contract(a))
+            .collect();
+        if named.is_empty() {
+            Needs {
+                alternatives: vec![wallet.clone()],
+                schedule: wallet,
+                none: false,
+            }
+        } else {
+            Needs {
+                alternatives: vec![wallet, named.clone()],
+                schedule: named,
+                none: false,
+            }
+        }
+    }
+
+    /// While the answer is incomplete, only the holdings that partial history cannot have
+    /// made up: those of collections whose history is complete, and ERC721 tokens acquired
+    /// in the live range (every later transfer of them is stored). An ERC1155 balance or an
+    /// older ERC721 holding may lack a transfer not fetched yet: never shown as if certain.
+    fn certain(&self, start_block: Option<u64>) -> Condition {
+        let complete_contracts = Query::select()
+            .column(scope_sync::Column::Address)
+            .from(scope_sync::Entity)
+            .and_where(scope_sync::Column::ChainId.eq(self.chain.db_id()))
+            .and_where(scope_sync::Column::Scope.eq(ScopeKind::Contract.as_str()))
+            .and_where(scope_sync::Column::State.eq(ScopeState::Synced.as_str()))
+            .to_owned();
+        let mut c = Condition::any().add(H::ContractAddress.in_subquery(complete_contracts));
+        if let Some(start) = start_block {
+            c = c.add(
+                Condition::all()
+                    .add(H::ContractType.eq("ERC721"))
+                    .add(H::BlockNumber.gte(start as i64)),
+            );
+        }
+        c
+    }
 }
 
 impl QueryService {
@@ -63,41 +111,21 @@ impl QueryService {
             .transpose()?;
         let page = start.as_ref().map_or(1, |p| p.p);
 
-        let mut find = nft_holding::Entity::find().filter(q.filter());
-        if let Some(p) = &start {
-            let [contract, token] = p.a.as_slice() else {
-                return Err(super::CursorError::Invalid.into());
-            };
-            find = find.filter(if self.db.get_database_backend() == DbBackend::Postgres {
-                // A row comparison bounds PostgreSQL's primary-key range at the cursor itself:
-                // none of the cursor's contract's earlier tokens is read (the `OR` form below
-                // filters them, 1,900 rows on the whale's page 1,000).
-                Condition::all().add(
-                    Expr::tuple([Expr::col(H::ContractAddress), Expr::col(H::TokenId)]).gt(
-                        Expr::tuple([Expr::val(contract.clone()), Expr::val(token.clone())]),
-                    ),
-                )
-            } else {
-                // `contract >= c` is the index range on every backend (a row-value comparison
-                // is not, on all MariaDB versions); the rest only filters within contract `c`.
-                Condition::all()
-                    .add(H::ContractAddress.gte(contract.clone()))
-                    .add(
-                        Condition::any()
-                            .add(H::ContractAddress.gt(contract.clone()))
-                            .add(H::TokenId.gt(token.clone())),
-                    )
-            });
-        }
+        let keyset = start.as_ref().map(|p| self.nft_keyset(&p.a)).transpose()?;
         let limit = q.page_size.get();
-        // The chain's status does not depend on the page: both are read at once.
-        let page_rows = find
-            .order_by_asc(H::ContractAddress)
-            .order_by_asc(H::TokenId)
-            .limit(limit + 1)
-            .all(&self.db);
-        let (mut rows, chain_status) =
-            futures_util::try_join!(async { Ok(page_rows.await?) }, self.chain_status(q.chain))?;
+        let needs = q.needs();
+        // The page is read with the chain's state and the scopes' at once; an incomplete
+        // answer (rare once warm) reads it again restricted to the certain holdings.
+        let (mut rows, view, scope_rows) = futures_util::try_join!(
+            self.nft_rows(q, keyset.clone(), None, limit),
+            self.chain_view(q.chain),
+            self.scope_rows(q.chain, &needs),
+        )?;
+        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        let restrict = (!done.complete).then(|| q.certain(view.start_block));
+        if let Some(r) = &restrict {
+            rows = self.nft_rows(q, keyset, Some(r.clone()), limit).await?;
+        }
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
 
@@ -106,12 +134,13 @@ impl QueryService {
         let counted = start.as_ref().and_then(|p| p.t);
         let total = match (q.with_total, counted) {
             (true, Some(t)) => Some(t),
-            (true, None) => Some(
-                nft_holding::Entity::find()
-                    .filter(q.filter())
-                    .count(&self.db)
-                    .await?,
-            ),
+            (true, None) => {
+                let mut count = nft_holding::Entity::find().filter(q.filter());
+                if let Some(r) = restrict {
+                    count = count.filter(r);
+                }
+                Some(count.count(&self.db).await?)
+            }
             (false, _) => None,
         };
         let carried = total.or(counted);
@@ -133,15 +162,7 @@ impl QueryService {
             None
         };
 
-        let contracts: Vec<Address> = edges.iter().map(|e| e.node.contract).collect();
-        let status = self
-            .collection_status(
-                q.chain,
-                chain_status,
-                &q.token_addresses.iter().copied().collect::<Vec<_>>(),
-                &contracts,
-            )
-            .await?;
+        let status = done.status;
         Ok(Page {
             edges,
             mint,
@@ -151,6 +172,58 @@ impl QueryService {
             total,
             status,
         })
+    }
+}
+
+impl QueryService {
+    /// The keyset condition of rows after a cursor's (contract, token id) position.
+    fn nft_keyset(&self, position: &[String]) -> Result<Condition, QueryError> {
+        let [contract, token] = position else {
+            return Err(super::CursorError::Invalid.into());
+        };
+        Ok(if self.db.get_database_backend() == DbBackend::Postgres {
+            // A row comparison bounds PostgreSQL's primary-key range at the cursor itself:
+            // none of the cursor's contract's earlier tokens is read (the `OR` form below
+            // filters them, 1,900 rows on the whale's page 1,000).
+            Condition::all().add(
+                Expr::tuple([Expr::col(H::ContractAddress), Expr::col(H::TokenId)]).gt(
+                    Expr::tuple([Expr::val(contract.clone()), Expr::val(token.clone())]),
+                ),
+            )
+        } else {
+            // `contract >= c` is the index range on every backend (a row-value comparison
+            // is not, on all MariaDB versions); the rest only filters within contract `c`.
+            Condition::all()
+                .add(H::ContractAddress.gte(contract.clone()))
+                .add(
+                    Condition::any()
+                        .add(H::ContractAddress.gt(contract.clone()))
+                        .add(H::TokenId.gt(token.clone())),
+                )
+        })
+    }
+
+    /// Up to `limit + 1` holdings in keyset order.
+    async fn nft_rows(
+        &self,
+        q: &NftQuery,
+        keyset: Option<Condition>,
+        restrict: Option<Condition>,
+        limit: u64,
+    ) -> Result<Vec<nft_holding::Model>, QueryError> {
+        let mut find = nft_holding::Entity::find().filter(q.filter());
+        if let Some(k) = keyset {
+            find = find.filter(k);
+        }
+        if let Some(r) = restrict {
+            find = find.filter(r);
+        }
+        Ok(find
+            .order_by_asc(H::ContractAddress)
+            .order_by_asc(H::TokenId)
+            .limit(limit + 1)
+            .all(&self.db)
+            .await?)
     }
 }
 

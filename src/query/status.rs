@@ -1,101 +1,163 @@
-//! The SYNCED / SYNCING rule of API.md.
+//! The SYNCED / SYNCING rule of API.md: `SYNCED` promises that the answer is complete.
 //!
-//! An answer is `SYNCING` when
-//! - nothing has been indexed for the chain yet (no checkpoint), or the indexer trails the chain
-//!   head by more than `max_lag_blocks`; or
-//! - a collection the request names in `token_addresses` is not `synced` — naming one that is
-//!   unknown schedules its backfill by inserting a `pending` row (`ON CONFLICT DO NOTHING`, so
-//!   concurrent first requests, in one process or many, schedule it once); or
-//! - a collection appearing in the answer is being backfilled (`pending` / `syncing`).
-
-use std::collections::BTreeSet;
-
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+//! Completeness has three scopes: the **chain** (indexed from block 0, or an imported history
+//! declared whole), a **contract** and a **wallet** (their history before the live start block
+//! is stored: `scope_sync` rows in state `synced`). Each question says which scopes it depends
+//! on as [`Needs`]: the answer is complete when the chain is, or when every scope of one of the
+//! alternatives is. An answer is `SYNCED` only when it is complete **and** the indexer is
+//! within `max_lag_blocks` of the chain head (nothing indexed yet: `SYNCING`).
+//!
+//! An incomplete answer schedules the history fetch of the scopes it names (once, through the
+//! database: `store::scopes::schedule`), and a failed fetch whose back-off has passed is
+//! scheduled again. When unsure, the answer is `SYNCING`: a scope row that does not parse, a
+//! missing checkpoint, a state other than `synced` all count as incomplete.
 
 use super::{QueryError, QueryService, SyncStatus};
-use crate::entity::{chain_state, collection_sync};
+use crate::entity::chain_state;
+use crate::store::scopes::{self, ScopeRow};
 use crate::store::now_ms;
-use crate::types::{Address, Chain};
+use crate::types::{Chain, Scope, ScopeState};
 
-/// Collection states stored in `collection_sync.state`.
-pub mod state {
-    pub const PENDING: &str = "pending";
-    pub const SYNCING: &str = "syncing";
-    pub const SYNCED: &str = "synced";
-    pub const FAILED: &str = "failed";
+use sea_orm::EntityTrait;
+
+/// The chain's indexing state, as answers need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainView {
+    /// The indexer trails the head by more than `max_lag_blocks`, or has indexed nothing.
+    pub lagging: bool,
+    /// The chain's whole history is stored: every answer is complete.
+    pub complete: bool,
+    /// The live start block: every transfer from here on is stored. `None`: not known yet.
+    pub start_block: Option<u64>,
+}
+
+/// The scopes an answer depends on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Complete when every scope of any one of these is (the chain always suffices). Empty:
+    /// only the chain.
+    pub alternatives: Vec<Vec<Scope>>,
+    /// Scheduled when the answer is incomplete.
+    pub schedule: Vec<Scope>,
+    /// The answer needs no history (e.g. transfers from the live start block on).
+    pub none: bool,
+}
+
+impl Needs {
+    /// Every scope named, once.
+    fn scopes(&self) -> Vec<Scope> {
+        let mut all: Vec<Scope> = self
+            .alternatives
+            .iter()
+            .flatten()
+            .chain(&self.schedule)
+            .copied()
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+}
+
+/// Whether an answer is complete, and its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completeness {
+    pub complete: bool,
+    pub status: SyncStatus,
 }
 
 impl QueryService {
-    /// Whether the chain's indexer is caught up.
-    pub async fn chain_status(&self, chain: Chain) -> Result<SyncStatus, QueryError> {
+    /// The chain's indexing state.
+    pub async fn chain_view(&self, chain: Chain) -> Result<ChainView, QueryError> {
         let row = chain_state::Entity::find_by_id(chain.db_id())
             .one(&self.db)
             .await?;
-        let lagging = match row {
-            Some(s) => match (s.indexed_block, s.head_block) {
-                (Some(i), Some(h)) => h.saturating_sub(i) as u64 > self.config.max_lag_blocks,
-                _ => true,
-            },
-            None => true,
+        let Some(s) = row else {
+            return Ok(ChainView {
+                lagging: true,
+                complete: false,
+                start_block: None,
+            });
         };
-        Ok(if lagging {
-            SyncStatus::Syncing
-        } else {
-            SyncStatus::Synced
+        let lagging = match (s.indexed_block, s.head_block) {
+            (Some(i), Some(h)) => h.saturating_sub(i) as u64 > self.config.max_lag_blocks,
+            _ => true,
+        };
+        let start_block = s.start_block.and_then(|b| u64::try_from(b).ok());
+        Ok(ChainView {
+            lagging,
+            complete: s.history_complete || start_block == Some(0),
+            start_block,
         })
     }
 
-    /// The status of an answer naming `named` collections and containing `shown` ones, given
-    /// the chain's own status ([`Self::chain_status`], read alongside the page); schedules the
-    /// backfill of named collections never seen before.
-    pub async fn collection_status(
+    /// The stored state of the scopes `needs` names (none when it names none).
+    pub async fn scope_rows(&self, chain: Chain, needs: &Needs) -> Result<Vec<ScopeRow>, QueryError> {
+        Ok(scopes::read(&self.db, chain, &needs.scopes()).await?)
+    }
+
+    /// Decides an answer's completeness from the chain's state and its scopes' rows (read
+    /// alongside the page), scheduling the history the answer lacks.
+    pub async fn settle(
         &self,
         chain: Chain,
-        chain_status: SyncStatus,
-        named: &[Address],
-        shown: &[Address],
-    ) -> Result<SyncStatus, QueryError> {
-        let mut status = chain_status;
-        let all: BTreeSet<String> = named.iter().chain(shown).map(|a| a.to_string()).collect();
-        if all.is_empty() {
-            return Ok(status);
+        view: &ChainView,
+        needs: &Needs,
+        rows: &[ScopeRow],
+    ) -> Result<Completeness, QueryError> {
+        let synced = |s: &Scope| {
+            rows.iter()
+                .any(|r| r.scope == *s && r.state == ScopeState::Synced)
+        };
+        let complete = view.complete
+            || needs.none
+            || needs
+                .alternatives
+                .iter()
+                .any(|alt| !alt.is_empty() && alt.iter().all(synced));
+        if !complete && self.needs_scheduling(needs, rows) {
+            scopes::schedule(&self.db, chain, &needs.schedule).await?;
         }
-        let rows = collection_sync::Entity::find()
-            .filter(collection_sync::Column::ChainId.eq(chain.db_id()))
-            .filter(collection_sync::Column::ContractAddress.is_in(all.iter().cloned()))
-            .all(&self.db)
-            .await?;
-        let known: BTreeSet<&str> = rows.iter().map(|r| r.contract_address.as_str()).collect();
-        if rows.iter().any(|r| r.state != state::SYNCED) {
-            status = SyncStatus::Syncing;
-        }
-        let unknown: Vec<String> = named
-            .iter()
-            .map(|a| a.to_string())
-            .filter(|a| !known.contains(a.as_str()))
-            .collect();
-        if !unknown.is_empty() {
-            status = SyncStatus::Syncing;
-            let now = now_ms();
-            let new_rows = unknown.into_iter().map(|a| {
-                collection_sync::ActiveModel::from(collection_sync::Model {
-                    chain_id: chain.db_id(),
-                    contract_address: a,
-                    state: state::PENDING.into(),
-                    requested_at: now,
-                    updated_at: now,
-                    synced_to_block: None,
-                    error: None,
-                })
-            });
-            collection_sync::Entity::insert_many(new_rows)
-                .on_conflict(crate::store::skip_existing([
-                    collection_sync::Column::ChainId,
-                    collection_sync::Column::ContractAddress,
-                ]))
-                .exec_without_returning(&self.db)
-                .await?;
-        }
-        Ok(status)
+        Ok(Completeness {
+            complete,
+            status: if complete && !view.lagging {
+                SyncStatus::Synced
+            } else {
+                SyncStatus::Syncing
+            },
+        })
+    }
+
+    /// Whether a scope to schedule has no row yet, or failed and may be retried now.
+    fn needs_scheduling(&self, needs: &Needs, rows: &[ScopeRow]) -> bool {
+        let now = now_ms();
+        needs.schedule.iter().any(|s| {
+            match rows.iter().find(|r| r.scope == *s) {
+                None => true,
+                Some(r) => r.state == ScopeState::Failed && r.retry_at.is_none_or(|t| t <= now),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Address;
+
+    fn a(n: u8) -> Address {
+        Address::parse(&format!("0x{:040x}", n)).expect("address")
+    }
+
+    #[test]
+    fn scopes_are_named_once() {
+        let w = Scope::wallet(a(1));
+        let c = Scope::contract(a(2));
+        let needs = Needs {
+            alternatives: vec![vec![w], vec![c, w]],
+            schedule: vec![w],
+            none: false,
+        };
+        assert_eq!(needs.scopes(), vec![c, w]);
     }
 }

@@ -9,9 +9,10 @@ use sea_orm::{
 };
 
 use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::status::Needs;
 use super::{Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
 use crate::entity::erc20_transfer;
-use crate::types::{Address, Uint256};
+use crate::types::{Address, Scope, Uint256};
 
 use erc20_transfer::Column as T;
 
@@ -52,6 +53,29 @@ impl TransferQuery {
             c = c.add(T::BlockNumber.lte(t.db()));
         }
         c
+    }
+
+    /// The scopes the answer depends on (API.md): every named wallet, or every named
+    /// contract (either set suffices), or else the chain; none when the range starts at or
+    /// after the live start block. An incomplete answer schedules the wallets' history, or
+    /// else the contracts'.
+    fn needs(&self, start_block: Option<u64>) -> Needs {
+        let live = matches!((self.blocks.from, start_block), (Some(f), Some(s)) if f.0 >= s);
+        let wallets: Vec<Scope> = self.wallets.iter().map(|&a| Scope::wallet(a)).collect();
+        let contracts: Vec<Scope> = self.contracts.iter().map(|&a| Scope::contract(a)).collect();
+        let schedule = if wallets.is_empty() {
+            contracts.clone()
+        } else {
+            wallets.clone()
+        };
+        Needs {
+            alternatives: [wallets, contracts]
+                .into_iter()
+                .filter(|a| !a.is_empty())
+                .collect(),
+            schedule,
+            none: live,
+        }
     }
 
     /// The index ranges whose union is the answer, each already in output order: one per
@@ -165,8 +189,17 @@ impl QueryService {
                 None => range(None).all(&self.db).await?,
             })
         };
-        // The chain's status does not depend on the page: both are read at once.
-        let (mut rows, status) = futures_util::try_join!(page_rows, self.chain_status(q.chain))?;
+        // The page, the chain's state and the scopes' are read at once.
+        let unbounded = q.needs(None);
+        let (mut rows, view, scope_rows) = futures_util::try_join!(
+            page_rows,
+            self.chain_view(q.chain),
+            self.scope_rows(q.chain, &unbounded),
+        )?;
+        let status = self
+            .settle(q.chain, &view, &q.needs(view.start_block), &scope_rows)
+            .await?
+            .status;
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
         let mint = Arc::new(CursorMint::new(

@@ -44,10 +44,14 @@ impl<R> NftEnvelope<R> {
     }
 }
 
-/// `GET /erc20/transfers`: `{"page","page_size","cursor","result"}`.
+/// `GET /erc20/transfers`: `{"status","page","page_size","cursor","result"}` (`status` is
+/// tokenql's addition to the v2 envelope; clients that do not know it ignore it).
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = erc20TransfersResponse)]
 pub struct TransferEnvelope<R> {
+    /// `SYNCED` or `SYNCING`.
+    #[schema(value_type = SyncStatusSchema)]
+    pub status: &'static str,
     /// 1-based page number.
     #[schema(minimum = 1, example = 1)]
     pub page: u64,
@@ -64,6 +68,7 @@ impl<R> TransferEnvelope<R> {
     /// Wraps `result` with the paging facts of `page`.
     pub fn new<T>(page: &Page<T>, result: Vec<R>) -> Self {
         Self {
+            status: page.status.as_str(),
             page: page.page,
             page_size: page.page_size,
             cursor: page.next_cursor.clone(),
@@ -73,18 +78,19 @@ impl<R> TransferEnvelope<R> {
 }
 
 /// The `status` of [`NftEnvelope`] as the OpenAPI document describes it (the envelope writes
-/// `SyncStatus::as_str`): `SYNCED` when the answer is complete, `SYNCING` while a collection it
-/// depends on is being indexed or the indexer trails the chain head.
+/// `SyncStatus::as_str`): `SYNCED` when the answer is complete, `SYNCING` while the history of a
+/// wallet or contract it depends on is being fetched or the indexer trails the chain head.
 #[derive(Debug, Clone, Copy, ToSchema)]
 #[schema(
     as = syncStatus,
     rename_all = "UPPERCASE",
-    description = "`SYNCED` when the answer is complete; `SYNCING` while a collection it depends on is still being indexed, or while the indexer trails the chain head."
+    description = "`SYNCED` when the answer is complete: it holds every matching record over the chain's whole history up to the indexer's head. `SYNCING` while the history of a wallet or contract it depends on is still being fetched (the first such request schedules it), or while the indexer trails the chain head."
 )]
 pub enum SyncStatusSchema {
     /// The answer is complete.
     Synced,
-    /// A collection the answer depends on is still being indexed, or the indexer lags.
+    /// A wallet's or contract's history the answer depends on is still being fetched, or the
+    /// indexer lags.
     Syncing,
 }
 

@@ -12,6 +12,7 @@ mod derive;
 pub mod meta;
 pub mod rollback;
 mod rows;
+pub mod scopes;
 pub mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,8 +59,8 @@ pub struct Batch {
     pub erc20: Vec<Erc20Move>,
     pub nft: Vec<NftMove>,
     pub checkpoint: Option<Checkpoint>,
-    /// A collection backfill's progress: its history is stored through this block.
-    pub collection_progress: Option<(crate::types::Address, u64)>,
+    /// A history fetch's progress, recorded with the transfers it stored.
+    pub history: Option<scopes::Progress>,
 }
 
 /// Errors of the write path.
@@ -127,21 +128,8 @@ pub async fn write_batch(
     if let Some(cp) = batch.checkpoint {
         set_checkpoint(&txn, chain, cp).await?;
     }
-    if let Some((address, through)) = batch.collection_progress {
-        use crate::entity::collection_sync;
-        collection_sync::Entity::update_many()
-            .col_expr(
-                collection_sync::Column::SyncedToBlock,
-                sea_orm::sea_query::Expr::value(through as i64),
-            )
-            .col_expr(
-                collection_sync::Column::UpdatedAt,
-                sea_orm::sea_query::Expr::value(now_ms()),
-            )
-            .filter(collection_sync::Column::ChainId.eq(cid))
-            .filter(collection_sync::Column::ContractAddress.eq(address.to_string()))
-            .exec(&txn)
-            .await?;
+    if let Some(p) = batch.history {
+        scopes::record_progress(&txn, chain, p).await?;
     }
     txn.commit().await?;
     Ok(())
@@ -221,6 +209,20 @@ pub async fn set_head<C: ConnectionTrait>(db: &C, chain: Chain, head: u64) -> Re
     Ok(())
 }
 
+/// Declares the chain's stored history whole (an imported sample that stands on its own):
+/// every answer about it is complete, whatever its start block.
+pub async fn mark_history_complete<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<(), DbErr> {
+    chain_state::Entity::update_many()
+        .col_expr(
+            chain_state::Column::HistoryComplete,
+            sea_orm::sea_query::Expr::value(true),
+        )
+        .filter(chain_state::Column::ChainId.eq(chain.db_id()))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// Upserts a chain's checkpoint.
 pub async fn set_checkpoint<C: ConnectionTrait>(
     db: &C,
@@ -233,6 +235,7 @@ pub async fn set_checkpoint<C: ConnectionTrait>(
         indexed_block: cp.indexed_block.map(|b| b as i64),
         head_block: Some(cp.head_block as i64),
         updated_at: now_ms(),
+        history_complete: false,
     }
     .into();
     chain_state::Entity::insert(row)

@@ -6,12 +6,14 @@ mod address;
 mod chain;
 pub mod hex;
 mod limits;
+mod scope;
 mod time;
 mod uint256;
 
 pub use address::Address;
 pub use chain::Chain;
 pub use limits::{AddressList, BlockNumber, PageSize, TokenIdFormat, MAX_LIST_LEN};
+pub use scope::{Scope, ScopeKind, ScopeState};
 pub use time::{iso8601_ms, iso8601_secs};
 pub use uint256::Uint256;
 

@@ -12,7 +12,9 @@
 //! the JSON-RPC error `-32005 query returned more than 10000 results`. It can also go down
 //! (drop every connection, or refuse them by closing its listener) and come back on the same
 //! port, and hold matching `eth_getLogs` requests until released, so that a test can observe
-//! the state in between. It counts requests per JSON-RPC method.
+//! the state in between. It counts requests per JSON-RPC method, records the `eth_getLogs`
+//! calls that name a wallet in a topic (a wallet's history), and can answer chosen
+//! `eth_getLogs` calls with a JSON-RPC error.
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, VecDeque};
@@ -80,6 +82,48 @@ pub enum Hold {
     LogsOf(String),
     /// Unfiltered logs (the live follower) starting at or after this block.
     LiveLogsFrom(u64),
+    /// Logs filtered by this wallet in a topic position after the first (a wallet's history).
+    WalletLogs(String),
+    /// [`Hold::WalletLogs`] starting at or after this block.
+    WalletLogsFrom(String, u64),
+    /// Every history fetch: address-filtered logs, or logs filtered by an address topic.
+    History,
+}
+
+/// The addresses (lowercase `0x` + 40 hex) a log filter names in its topic positions after the
+/// first: 32-byte words with 12 leading zero bytes, alone or in an OR-list.
+pub fn wallet_topics(filter: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(topics) = filter["topics"].as_array() else {
+        return out;
+    };
+    for t in topics.iter().skip(1) {
+        let words: Vec<&Value> = match t {
+            Value::Array(a) => a.iter().collect(),
+            v => vec![v],
+        };
+        for w in words {
+            if let Some(s) = w.as_str() {
+                let s = s.to_ascii_lowercase();
+                if s.len() == 66 && s.starts_with("0x") && s[2..26].bytes().all(|b| b == b'0') {
+                    let a = format!("0x{}", &s[26..]);
+                    if !out.contains(&a) {
+                        out.push(a);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One `eth_getLogs` call naming a wallet in a topic, as the proxy saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogCall {
+    /// The filter with the wallet's word written `W` (its address field, and its topics).
+    pub shape: String,
+    pub from: Option<u64>,
+    pub to: Option<u64>,
 }
 
 impl Hold {
@@ -96,6 +140,12 @@ impl Hold {
                 filter["address"].is_null()
                     && quantity(&filter["fromBlock"]).is_some_and(|f| f >= *b)
             }
+            Hold::WalletLogs(w) => wallet_topics(filter).contains(&w.to_ascii_lowercase()),
+            Hold::WalletLogsFrom(w, b) => {
+                wallet_topics(filter).contains(&w.to_ascii_lowercase())
+                    && quantity(&filter["fromBlock"]).is_some_and(|f| f >= *b)
+            }
+            Hold::History => !filter["address"].is_null() || !wallet_topics(filter).is_empty(),
         }
     }
 }
@@ -109,6 +159,9 @@ struct Config {
     script: VecDeque<Fault>,
     max_log_span: Option<u64>,
     hold: Option<Hold>,
+    /// Matching `eth_getLogs` requests are answered with a JSON-RPC error (false) or an HTTP
+    /// 503 (true).
+    fail: Option<(Hold, bool)>,
 }
 
 /// The state shared by the proxy's tasks.
@@ -122,6 +175,8 @@ struct Inner {
     /// Bumped by [`Proxy::release`]; held requests wait for a change.
     released: watch::Sender<u64>,
     malformed_flip: Mutex<bool>,
+    /// Every `eth_getLogs` call naming a wallet in a topic: (wallet, call).
+    wallet_calls: Mutex<Vec<(String, LogCall)>>,
 }
 
 /// A running proxy; its tasks stop when it is dropped.
@@ -173,12 +228,14 @@ impl Proxy {
                 script: VecDeque::new(),
                 max_log_span: None,
                 hold: None,
+                fail: None,
             }),
             rng: Mutex::new(seed.max(1)),
             counts: Mutex::new(BTreeMap::new()),
             mode: watch::channel(Mode::Up).0,
             released: watch::channel(0).0,
             malformed_flip: Mutex::new(false),
+            wallet_calls: Mutex::new(Vec::new()),
         });
         let accept = tokio::spawn(accept_loop(listener, addr, inner.clone()));
         Proxy {
@@ -228,6 +285,31 @@ impl Proxy {
     pub fn release(&self) {
         self.inner.config.lock().expect("config").hold = None;
         self.inner.released.send_modify(|n| *n += 1);
+    }
+
+    /// Answers matching `eth_getLogs` requests (from now on, until `None`) with the JSON-RPC
+    /// error `-32000 history unavailable (proxy)`, counted as `failed_logs`.
+    pub fn fail(&self, h: Option<Hold>) {
+        self.inner.config.lock().expect("config").fail = h.map(|h| (h, false));
+    }
+
+    /// Answers matching `eth_getLogs` requests (from now on, until `None`) with HTTP 503,
+    /// counted as `failed_logs`.
+    pub fn fail_unavailable(&self, h: Option<Hold>) {
+        self.inner.config.lock().expect("config").fail = h.map(|h| (h, true));
+    }
+
+    /// The `eth_getLogs` calls that named `wallet` in a topic, in the order they arrived.
+    pub fn wallet_calls(&self, wallet: &str) -> Vec<LogCall> {
+        let w = wallet.to_ascii_lowercase();
+        self.inner
+            .wallet_calls
+            .lock()
+            .expect("wallet calls")
+            .iter()
+            .filter(|(x, _)| *x == w)
+            .map(|(_, c)| c.clone())
+            .collect()
     }
 
     /// A counter: a JSON-RPC method name (one per call, batches counted per call),
@@ -481,6 +563,47 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
             if let Some(a) = c["params"][0]["address"].as_str() {
                 inner.bump(&format!("eth_getLogs@{}", a.to_ascii_lowercase()), 1);
             }
+            let filter = &c["params"][0];
+            for w in wallet_topics(filter) {
+                inner.bump(&format!("eth_getLogs~{w}"), 1);
+                let word = format!("0x{:0>64}", &w[2..]);
+                let mut shape = json!({"address": filter["address"], "topics": filter["topics"]})
+                    .to_string()
+                    .to_ascii_lowercase();
+                shape = shape.replace(&word, "W");
+                let call = LogCall {
+                    shape,
+                    from: quantity(&filter["fromBlock"]),
+                    to: quantity(&filter["toBlock"]),
+                };
+                inner
+                    .wallet_calls
+                    .lock()
+                    .expect("wallet calls")
+                    .push((w, call));
+            }
+        }
+    }
+
+    // Answered with a JSON-RPC error.
+    let fail = inner.config.lock().expect("config").fail.clone();
+    if let Some((f, unavailable)) = fail {
+        if calls.iter().any(|c| f.matches(c)) {
+            inner.bump("failed_logs", 1);
+            if unavailable {
+                return respond(conn, 503, "", b"Service Unavailable").await.is_ok();
+            }
+            let err = |id: &Value| {
+                json!({"jsonrpc": "2.0", "id": id,
+                       "error": {"code": -32000, "message": "history unavailable (proxy)"}})
+            };
+            let b = match &parsed {
+                Value::Array(a) => Value::Array(a.iter().map(|c| err(&c["id"])).collect()),
+                v => err(&v["id"]),
+            };
+            return respond(conn, 200, "", b.to_string().as_bytes())
+                .await
+                .is_ok();
         }
     }
 

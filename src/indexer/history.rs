@@ -1,0 +1,321 @@
+//! History on demand: the transfers of one wallet or one contract before the live start block.
+//!
+//! The query service (or `tokenql sync`) schedules a scope by inserting a `pending` row in
+//! `scope_sync` ([`store::scopes`]), once, through the database, so the API and the indexer
+//! may run in different processes. Per chain, `history_workers` slots claim scopes oldest
+//! first. A slot fetches `[from, start)` with adaptive `eth_getLogs` ranges — a contract's logs
+//! by `address`, a wallet's by topic ([`Rpc::wallet_logs`]) — and writes each range with the
+//! scope's progress in one transaction through the one write path, so a crash resumes from the
+//! last stored range and a transfer fetched by several scopes and the live follower is stored
+//! once. After `history_slice` a slot puts its scope back at the end of the queue (fairness: a
+//! token with millions of transfers does not hold up the wallets queued after it). Failures
+//! retry with back-off; after `history_attempts` consecutive ones (or at once for a permanent
+//! RPC error) the scope is `failed` with its reason until a request re-schedules it.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use sea_orm::DatabaseConnection;
+use tokio::sync::watch;
+
+use super::config::ChainConfig;
+use super::follower::{pause, StepError};
+use super::range::RangeSizer;
+use super::retry::jitter;
+use super::rpc::{Rpc, RpcFailure};
+use crate::decode::{self, Decoded, RpcLog};
+use crate::ops::metrics::{HISTORY_ACTIVE, HISTORY_LOGS, HISTORY_SCOPES};
+use crate::store::scopes::{self, Failure, Job, Progress};
+use crate::store::{self, Batch};
+use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState};
+
+pub use crate::store::scopes::schedule;
+
+/// How a slot's turn with a scope ended.
+enum Turn {
+    /// The whole history is stored.
+    Done,
+    /// The slice is used up: back to the queue.
+    Yield,
+    /// The indexer is stopping.
+    Stopped,
+}
+
+/// Runs the history slots of one chain until stopped. `start` is the live start block.
+pub async fn run(
+    db: DatabaseConnection,
+    cfg: ChainConfig,
+    rpc: Rpc,
+    start: u64,
+    stop: watch::Receiver<bool>,
+) {
+    let chain = cfg.chain;
+    // Scopes a crash left claimed are queued again.
+    match scopes::release_all(&db, chain).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(%chain, scopes = n, "resuming interrupted history fetches"),
+        Err(e) => tracing::warn!(%chain, error = %e, "could not resume interrupted history fetches"),
+    }
+    let slots = (0..cfg.history_workers.max(1)).map(|_| {
+        let (db, cfg, rpc, stop) = (db.clone(), cfg.clone(), rpc.clone(), stop.clone());
+        tokio::spawn(async move { slot(db, cfg, rpc, start, stop).await })
+    });
+    futures_util::future::join_all(slots).await;
+}
+
+/// One slot: claims scopes and fetches them, one at a time.
+async fn slot(
+    db: DatabaseConnection,
+    cfg: ChainConfig,
+    rpc: Rpc,
+    start: u64,
+    mut stop: watch::Receiver<bool>,
+) {
+    let chain = cfg.chain;
+    let idle = cfg.poll_interval.min(Duration::from_millis(250));
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        match scopes::claim(&db, chain, start, scopes::LEASE).await {
+            Ok(Some(job)) => {
+                let _active = Active::enter(chain);
+                turn(&db, &cfg, &rpc, job, start, &mut stop).await;
+            }
+            Ok(None) => {
+                if pause(&mut stop, idle).await {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(%chain, error = %e, "database unavailable for history fetches; waiting");
+                if pause(&mut stop, Duration::from_secs(2)).await {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// One turn with a claimed scope, and its bookkeeping.
+async fn turn(
+    db: &DatabaseConnection,
+    cfg: &ChainConfig,
+    rpc: &Rpc,
+    job: Job,
+    start: u64,
+    stop: &mut watch::Receiver<bool>,
+) {
+    let chain = cfg.chain;
+    let scope = job.scope;
+    let deadline = Instant::now() + cfg.history_slice;
+    let result = fetch(db, cfg, rpc, job, start, deadline, stop).await;
+    let written = match result {
+        Ok(Turn::Done) => {
+            tracing::info!(%chain, %scope, "history complete");
+            outcome(chain, scope.kind, "synced");
+            scopes::finish(db, chain, scope).await
+        }
+        Ok(Turn::Yield) | Ok(Turn::Stopped) => scopes::release(db, chain, scope).await,
+        Err(e) => {
+            let attempts = attempts_after_failure(db, chain, scope).await;
+            let permanent = matches!(e, StepError::Rpc(RpcFailure::Permanent(_)));
+            let failure = if permanent || attempts >= cfg.history_attempts {
+                tracing::warn!(%chain, %scope, error = %e, attempts, "history fetch failed");
+                outcome(chain, scope.kind, "failed");
+                Failure::Give {
+                    retry_after: cfg.history_retry_after,
+                }
+            } else {
+                tracing::warn!(%chain, %scope, error = %e, attempts, "history fetch interrupted; will resume");
+                Failure::Retry {
+                    after: cfg.retry.delay(attempts.clamp(1, 10), jitter()),
+                }
+            };
+            scopes::fail(db, chain, scope, &e.to_string(), failure).await
+        }
+    };
+    if let Err(e) = written {
+        // The lease runs out and another turn takes the scope up from its stored progress.
+        tracing::warn!(%chain, %scope, error = %e, "could not record a history fetch's state");
+    }
+}
+
+/// The scope's failed attempts, this one included.
+async fn attempts_after_failure(db: &DatabaseConnection, chain: Chain, scope: Scope) -> u32 {
+    scopes::read(db, chain, &[scope])
+        .await
+        .ok()
+        .and_then(|r| r.first().map(|r| r.attempts))
+        .unwrap_or(0)
+        + 1
+}
+
+/// Fetches and stores `[job.from, start)` until done, the deadline, or a stop.
+async fn fetch(
+    db: &DatabaseConnection,
+    cfg: &ChainConfig,
+    rpc: &Rpc,
+    job: Job,
+    start: u64,
+    deadline: Instant,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<Turn, StepError> {
+    let mut from = job.from;
+    let mut sizer = RangeSizer::new(cfg.max_range, 1, cfg.max_range.max(100_000));
+    while from < start {
+        if *stop.borrow() {
+            return Ok(Turn::Stopped);
+        }
+        if Instant::now() >= deadline {
+            return Ok(Turn::Yield);
+        }
+        let (to, logs) = logs_of(rpc, job.scope, from, start, &mut sizer).await?;
+        let batch = batch_of(rpc, job.scope, to, &logs).await?;
+        store::write_batch(db, cfg.chain, &batch).await?;
+        fetched(cfg.chain, job.scope.kind, logs.len() as u64);
+        from = to + 1;
+    }
+    Ok(Turn::Done)
+}
+
+/// The scope's logs in the largest range from `from` the provider accepts: (last block, logs).
+async fn logs_of(
+    rpc: &Rpc,
+    scope: Scope,
+    from: u64,
+    start: u64,
+    sizer: &mut RangeSizer,
+) -> Result<(u64, Vec<RpcLog>), StepError> {
+    let mut to = (from + sizer.size() - 1).min(start - 1);
+    loop {
+        let r = match scope.kind {
+            ScopeKind::Contract => rpc.transfer_logs(from, to, Some(scope.address)).await,
+            ScopeKind::Wallet => rpc.wallet_logs(from, to, scope.address).await,
+        };
+        match r {
+            Ok(logs) => {
+                sizer.success();
+                return Ok((to, logs));
+            }
+            Err(RpcFailure::TooLarge { message, suggested }) => {
+                if !sizer.too_large(to - from + 1, suggested) {
+                    return Err(RpcFailure::Transient(format!(
+                        "even one block is refused: {message}"
+                    ))
+                    .into());
+                }
+                to = (from + sizer.size() - 1).min(start - 1);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The write batch of one fetched range: decoded transfers, their blocks' headers, and the
+/// scope's progress through `to`.
+async fn batch_of(
+    rpc: &Rpc,
+    scope: Scope,
+    to: u64,
+    logs: &[RpcLog],
+) -> Result<Batch, StepError> {
+    let parsed: Vec<decode::LogRecord> = logs.iter().filter_map(|l| l.parse().ok()).collect();
+    let need: BTreeSet<u64> = parsed.iter().map(|l| l.block_number).collect();
+    let headers = rpc.headers(&need.into_iter().collect::<Vec<_>>()).await?;
+    let mut batch = Batch {
+        blocks: headers.into_values().collect(),
+        history: Some(Progress {
+            scope,
+            through: to,
+            logs: logs.len() as u64,
+        }),
+        ..Default::default()
+    };
+    for r in &parsed {
+        match decode::decode(r) {
+            Ok(Decoded::Erc20(t)) => batch.erc20.push(t),
+            Ok(Decoded::Nft(v)) => batch.nft.extend(v),
+            Err(_) => {}
+        }
+    }
+    Ok(batch)
+}
+
+/// Schedules the history of `addresses` as `kind` scopes (for `tokenql sync`).
+pub async fn schedule_addresses(
+    db: &DatabaseConnection,
+    chain: Chain,
+    kind: ScopeKind,
+    addresses: &[Address],
+) -> Result<u64, sea_orm::DbErr> {
+    let scopes: Vec<Scope> = addresses
+        .iter()
+        .map(|&address| Scope { kind, address })
+        .collect();
+    schedule(db, chain, &scopes).await
+}
+
+/// Counts a running history fetch in the `tokenql_history_fetches_active` gauge while alive.
+struct Active(Chain);
+
+impl Active {
+    fn enter(chain: Chain) -> Self {
+        metrics::gauge!(HISTORY_ACTIVE, "chain" => chain.name()).increment(1.0);
+        Self(chain)
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        metrics::gauge!(HISTORY_ACTIVE, "chain" => self.0.name()).decrement(1.0);
+    }
+}
+
+fn outcome(chain: Chain, kind: ScopeKind, outcome: &'static str) {
+    metrics::counter!(HISTORY_SCOPES, "chain" => chain.name(), "scope" => kind.as_str(), "outcome" => outcome)
+        .increment(1);
+}
+
+fn fetched(chain: Chain, kind: ScopeKind, logs: u64) {
+    metrics::counter!(HISTORY_LOGS, "chain" => chain.name(), "scope" => kind.as_str()).increment(logs);
+}
+
+/// Polls until every `kind` scope of `addresses` is complete or failed, reporting progress
+/// through `report` every few seconds. An error names the scopes that failed.
+pub async fn wait(
+    db: &DatabaseConnection,
+    chain: Chain,
+    kind: ScopeKind,
+    addresses: &[Address],
+    mut report: impl FnMut(String),
+) -> anyhow::Result<()> {
+    let scopes: Vec<Scope> = addresses
+        .iter()
+        .map(|&address| Scope { kind, address })
+        .collect();
+    let mut last = Instant::now();
+    loop {
+        let rows = scopes::read(db, chain, &scopes).await?;
+        let done = rows.iter().filter(|r| r.state == ScopeState::Synced).count();
+        let failed: Vec<String> = rows
+            .iter()
+            .filter(|r| r.state == ScopeState::Failed)
+            .map(|r| format!("{} ({})", r.scope, r.error.as_deref().unwrap_or("no reason")))
+            .collect();
+        if done + failed.len() >= scopes.len() {
+            report(format!("{chain}: {done} of {} complete", scopes.len()));
+            anyhow::ensure!(failed.is_empty(), "failed: {}", failed.join(", "));
+            return Ok(());
+        }
+        if last.elapsed() >= Duration::from_secs(5) {
+            let logs: u64 = rows.iter().map(|r| r.logs).sum();
+            report(format!(
+                "{chain}: {done} of {} complete, {logs} logs fetched",
+                scopes.len()
+            ));
+            last = Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
