@@ -303,7 +303,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 ));
                 if complete_history {
                     tokenql::store::mark_history_complete(&db, chain).await?;
-                    out(format_args!("{chain}: the stored history is declared complete"));
+                    out(format_args!(
+                        "{chain}: the stored history is declared complete"
+                    ));
                 }
             }
             if let Some(list) = tokenlist {

@@ -46,7 +46,7 @@ async fn digest(url: &str) -> String {
         nft_holding,
         nft_token,
         contract,
-        collection_sync,
+        scope_sync,
         address_label
     );
     parts.join("\n\n")

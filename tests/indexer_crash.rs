@@ -32,8 +32,8 @@ use sea_orm::{
 };
 use serde_json::{json, Value};
 use tokenql::entity::{
-    address_label, block, chain_state, collection_sync, contract, erc20_transfer, nft_holding,
-    nft_token, nft_transfer,
+    address_label, block, chain_state, contract, erc20_transfer, nft_holding, nft_token,
+    nft_transfer, scope_sync,
 };
 
 /// Kills per crashed run.
@@ -808,10 +808,11 @@ async fn digest(db: DatabaseConnection) -> Digest {
             m.verified,
         ))
     });
-    digest_table!(d, db, collection_sync, [ChainId, ContractAddress], |m| {
+    digest_table!(d, db, scope_sync, [ChainId, Scope, Address], |m| {
         all((
             m.chain_id,
-            m.contract_address,
+            m.scope,
+            m.address,
             m.state,
             m.synced_to_block,
             m.error,

@@ -103,12 +103,13 @@ fn transfer_721(from: &str, to: &str, id: u64) -> Vec<u8> {
 }
 
 async fn collection_rows(app: &TestApp, collection: &str) -> usize {
-    use tokenql::entity::collection_sync;
-    collection_sync::Entity::find()
-        .filter(collection_sync::Column::ContractAddress.eq(collection.to_string()))
+    use tokenql::entity::scope_sync;
+    scope_sync::Entity::find()
+        .filter(scope_sync::Column::Scope.eq("contract"))
+        .filter(scope_sync::Column::Address.eq(collection.to_string()))
         .all(&app.db)
         .await
-        .expect("collection_sync rows")
+        .expect("scope_sync rows")
         .len()
 }
 
@@ -316,11 +317,7 @@ async fn history_is_fetched_on_first_request(backend: Backend) {
         answers.iter().all(|s| s == "SYNCING"),
         "every first request answers SYNCING: {answers:?}"
     );
-    assert_eq!(
-        collection_rows(&app, &multi).await,
-        1,
-        "one collection_sync row"
-    );
+    assert_eq!(collection_rows(&app, &multi).await, 1, "one scope_sync row");
     p.wait_count("held", 2, Duration::from_secs(20)).await;
     p.release();
     wait_rest_status(&app, &owner, &multi, "SYNCED").await;

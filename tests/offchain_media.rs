@@ -184,9 +184,15 @@ async fn seed(app: &TestApp, web: &OffchainServer) {
         .map(|(i, c)| mint(NFT721, NftStandard::Erc721, c.token, i as u32))
         .collect();
     nft.push(mint(NFT1155, NftStandard::Erc1155, TOKEN_1155, 100));
+    // The chain's whole history: indexed from block 0 through the mints' block.
     let batch = Batch {
         blocks: vec![block],
         nft,
+        checkpoint: Some(tokenql::store::Checkpoint {
+            start_block: 0,
+            indexed_block: Some(100),
+            head_block: 100,
+        }),
         ..Batch::default()
     };
     write_batch(&app.db, Chain::parse("eth").expect("eth"), &batch)

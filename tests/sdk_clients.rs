@@ -28,7 +28,7 @@ use common::{text, Backend, TestApp};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{json, Value};
-use tokenql::entity::{address_label, collection_sync, contract, nft_token};
+use tokenql::entity::{address_label, contract, nft_token, scope_sync};
 use tokenql::types::Chain;
 
 /// 38 NFTs of one contract.
@@ -508,17 +508,24 @@ async fn spawn_enriched() -> TestApp {
     // them schedules a backfill and every later answer showing them says SYNCING.
     let now = tokenql::store::now_ms();
     let synced = [PAIR_A, PAIR_B, RICH, SPAM].map(|a| {
-        collection_sync::ActiveModel::from(collection_sync::Model {
+        scope_sync::ActiveModel::from(scope_sync::Model {
             chain_id: Chain::ETH.db_id(),
-            contract_address: a.to_string(),
-            state: tokenql::query::status::state::SYNCED.to_string(),
+            scope: "contract".into(),
+            address: a.to_string(),
+            state: "synced".into(),
             requested_at: now,
             updated_at: now,
-            synced_to_block: Some(20_000_000),
+            queued_at: now,
+            target_block: Some(20_000_000),
+            synced_to_block: Some(19_999_999),
+            logs: 0,
+            attempts: 0,
             error: None,
+            retry_at: None,
+            lease_until: None,
         })
     });
-    collection_sync::Entity::insert_many(synced)
+    scope_sync::Entity::insert_many(synced)
         .exec_without_returning(&app.db)
         .await
         .expect("synced collections");

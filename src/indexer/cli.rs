@@ -14,7 +14,7 @@ pub struct IndexerArgs {
     #[arg(long = "rpc", value_name = "CHAIN=URL")]
     pub rpc: Vec<String>,
     /// First block of a chain's live index: CHAIN=BLOCK (repeatable; default: its head when first
-    /// started — older history is fetched per collection on demand).
+    /// started — older history is fetched per wallet and per contract on demand).
     #[arg(long = "start-block", value_name = "CHAIN=BLOCK")]
     pub start_block: Vec<String>,
     /// Stay this many blocks behind the chain head.
@@ -32,6 +32,18 @@ pub struct IndexerArgs {
     /// Seconds before an RPC request times out.
     #[arg(long, env = "TOKENQL_RPC_TIMEOUT_SECS", default_value_t = 30)]
     pub rpc_timeout_secs: u64,
+    /// History fetches (wallets, contracts) running at once per chain.
+    #[arg(long, env = "TOKENQL_HISTORY_WORKERS", default_value_t = 4)]
+    pub history_workers: usize,
+    /// Seconds a history fetch keeps its worker before going to the back of the queue.
+    #[arg(long, env = "TOKENQL_HISTORY_SLICE_SECS", default_value_t = 5)]
+    pub history_slice_secs: u64,
+    /// Consecutive failed attempts before a history fetch is marked failed.
+    #[arg(long, env = "TOKENQL_HISTORY_ATTEMPTS", default_value_t = 5)]
+    pub history_attempts: u32,
+    /// Seconds a failed history fetch waits before a request schedules it again.
+    #[arg(long, env = "TOKENQL_HISTORY_RETRY_SECS", default_value_t = 60)]
+    pub history_retry_secs: u64,
 }
 
 fn env_key(chain: Chain) -> String {
@@ -77,6 +89,12 @@ impl IndexerArgs {
         if self.max_log_range == 0 {
             return Err("--max-log-range must be at least 1".into());
         }
+        if self.history_workers == 0 {
+            return Err("--history-workers must be at least 1".into());
+        }
+        if self.history_attempts == 0 {
+            return Err("--history-attempts must be at least 1".into());
+        }
         let chains = rpcs
             .into_iter()
             .map(|(chain, url)| {
@@ -88,6 +106,10 @@ impl IndexerArgs {
                 cfg.max_range = self.max_log_range;
                 cfg.initial_range = cfg.initial_range.min(self.max_log_range);
                 cfg.request_timeout = Duration::from_secs(self.rpc_timeout_secs.max(1));
+                cfg.history_workers = self.history_workers;
+                cfg.history_slice = Duration::from_secs(self.history_slice_secs.max(1));
+                cfg.history_attempts = self.history_attempts;
+                cfg.history_retry_after = Duration::from_secs(self.history_retry_secs);
                 cfg
             })
             .collect();

@@ -12,7 +12,7 @@
 //! retry with back-off; after `history_attempts` consecutive ones (or at once for a permanent
 //! RPC error) the scope is `failed` with its reason until a request re-schedules it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use sea_orm::DatabaseConnection;
@@ -26,7 +26,7 @@ use super::rpc::{Rpc, RpcFailure};
 use crate::decode::{self, Decoded, RpcLog};
 use crate::ops::metrics::{HISTORY_ACTIVE, HISTORY_LOGS, HISTORY_SCOPES};
 use crate::store::scopes::{self, Failure, Job, Progress};
-use crate::store::{self, Batch};
+use crate::store::{self, Batch, BlockHeader};
 use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState};
 
 pub use crate::store::scopes::schedule;
@@ -54,7 +54,9 @@ pub async fn run(
     match scopes::release_all(&db, chain).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(%chain, scopes = n, "resuming interrupted history fetches"),
-        Err(e) => tracing::warn!(%chain, error = %e, "could not resume interrupted history fetches"),
+        Err(e) => {
+            tracing::warn!(%chain, error = %e, "could not resume interrupted history fetches")
+        }
     }
     let slots = (0..cfg.history_workers.max(1)).map(|_| {
         let (db, cfg, rpc, stop) = (db.clone(), cfg.clone(), rpc.clone(), stop.clone());
@@ -214,15 +216,29 @@ async fn logs_of(
 
 /// The write batch of one fetched range: decoded transfers, their blocks' headers, and the
 /// scope's progress through `to`.
-async fn batch_of(
-    rpc: &Rpc,
-    scope: Scope,
-    to: u64,
-    logs: &[RpcLog],
-) -> Result<Batch, StepError> {
+async fn batch_of(rpc: &Rpc, scope: Scope, to: u64, logs: &[RpcLog]) -> Result<Batch, StepError> {
     let parsed: Vec<decode::LogRecord> = logs.iter().filter_map(|l| l.parse().ok()).collect();
-    let need: BTreeSet<u64> = parsed.iter().map(|l| l.block_number).collect();
-    let headers = rpc.headers(&need.into_iter().collect::<Vec<_>>()).await?;
+    // Nodes that put `blockTimestamp` in logs (geth ≥ 1.16, anvil, reth) spare the header
+    // calls: a block below the start block needs no parent hash (reorgs are handled above it).
+    let mut headers: BTreeMap<u64, BlockHeader> = BTreeMap::new();
+    for r in &parsed {
+        if let Some(ts) = r.block_timestamp {
+            headers.entry(r.block_number).or_insert(BlockHeader {
+                number: r.block_number,
+                hash: r.block_hash,
+                parent_hash: None,
+                timestamp: ts,
+            });
+        }
+    }
+    let need: Vec<u64> = parsed
+        .iter()
+        .map(|l| l.block_number)
+        .filter(|b| !headers.contains_key(b))
+        .collect::<BTreeSet<u64>>()
+        .into_iter()
+        .collect();
+    headers.extend(rpc.headers(&need).await?);
     let mut batch = Batch {
         blocks: headers.into_values().collect(),
         history: Some(Progress {
@@ -278,7 +294,8 @@ fn outcome(chain: Chain, kind: ScopeKind, outcome: &'static str) {
 }
 
 fn fetched(chain: Chain, kind: ScopeKind, logs: u64) {
-    metrics::counter!(HISTORY_LOGS, "chain" => chain.name(), "scope" => kind.as_str()).increment(logs);
+    metrics::counter!(HISTORY_LOGS, "chain" => chain.name(), "scope" => kind.as_str())
+        .increment(logs);
 }
 
 /// Polls until every `kind` scope of `addresses` is complete or failed, reporting progress
@@ -297,11 +314,20 @@ pub async fn wait(
     let mut last = Instant::now();
     loop {
         let rows = scopes::read(db, chain, &scopes).await?;
-        let done = rows.iter().filter(|r| r.state == ScopeState::Synced).count();
+        let done = rows
+            .iter()
+            .filter(|r| r.state == ScopeState::Synced)
+            .count();
         let failed: Vec<String> = rows
             .iter()
             .filter(|r| r.state == ScopeState::Failed)
-            .map(|r| format!("{} ({})", r.scope, r.error.as_deref().unwrap_or("no reason")))
+            .map(|r| {
+                format!(
+                    "{} ({})",
+                    r.scope,
+                    r.error.as_deref().unwrap_or("no reason")
+                )
+            })
             .collect();
         if done + failed.len() >= scopes.len() {
             report(format!("{chain}: {done} of {} complete", scopes.len()));

@@ -322,7 +322,10 @@ impl Rpc {
         let t = format!("{TRANSFER_TOPIC:#x}");
         let single = format!("{TRANSFER_SINGLE_TOPIC:#x}");
         let batch = format!("{TRANSFER_BATCH_TOPIC:#x}");
-        let w = Some(vec![format!("0x000000000000000000000000{}", &wallet.to_string()[2..])]);
+        let w = Some(vec![format!(
+            "0x000000000000000000000000{}",
+            &wallet.to_string()[2..]
+        )]);
         let filter = |topics: Vec<Option<Vec<String>>>| LogFilter {
             from_block: hex(from),
             to_block: hex(to),

@@ -117,7 +117,10 @@ fn describe() {
         HISTORY_SCOPES,
         "History fetches finished, by scope kind and outcome (synced, failed)."
     );
-    describe_counter!(HISTORY_LOGS, "Logs fetched by history fetches, by scope kind.");
+    describe_counter!(
+        HISTORY_LOGS,
+        "Logs fetched by history fetches, by scope kind."
+    );
     describe_counter!(
         RPC_REQUESTS,
         "JSON-RPC requests sent (a batch counts once)."

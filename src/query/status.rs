@@ -14,8 +14,8 @@
 
 use super::{QueryError, QueryService, SyncStatus};
 use crate::entity::chain_state;
-use crate::store::scopes::{self, ScopeRow};
 use crate::store::now_ms;
+use crate::store::scopes::{self, ScopeRow};
 use crate::types::{Chain, Scope, ScopeState};
 
 use sea_orm::EntityTrait;
@@ -92,7 +92,11 @@ impl QueryService {
     }
 
     /// The stored state of the scopes `needs` names (none when it names none).
-    pub async fn scope_rows(&self, chain: Chain, needs: &Needs) -> Result<Vec<ScopeRow>, QueryError> {
+    pub async fn scope_rows(
+        &self,
+        chain: Chain,
+        needs: &Needs,
+    ) -> Result<Vec<ScopeRow>, QueryError> {
         Ok(scopes::read(&self.db, chain, &needs.scopes()).await?)
     }
 
@@ -131,12 +135,13 @@ impl QueryService {
     /// Whether a scope to schedule has no row yet, or failed and may be retried now.
     fn needs_scheduling(&self, needs: &Needs, rows: &[ScopeRow]) -> bool {
         let now = now_ms();
-        needs.schedule.iter().any(|s| {
-            match rows.iter().find(|r| r.scope == *s) {
+        needs
+            .schedule
+            .iter()
+            .any(|s| match rows.iter().find(|r| r.scope == *s) {
                 None => true,
                 Some(r) => r.state == ScopeState::Failed && r.retry_at.is_none_or(|t| t <= now),
-            }
-        })
+            })
     }
 }
 

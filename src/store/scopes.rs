@@ -233,7 +233,7 @@ pub async fn claim<C: ConnectionTrait>(
 }
 
 /// Records a stored range of a history fetch, in the transaction that stored it; renews the
-/// lease. Progress only moves forward.
+/// lease and clears the count of consecutive failures. Progress only moves forward.
 pub async fn record_progress<C: ConnectionTrait>(
     db: &C,
     chain: Chain,
@@ -244,6 +244,7 @@ pub async fn record_progress<C: ConnectionTrait>(
     scope_sync::Entity::update_many()
         .col_expr(S::SyncedToBlock, Expr::value(p.through as i64))
         .col_expr(S::Logs, Expr::col(S::Logs).add(p.logs as i64))
+        .col_expr(S::Attempts, Expr::value(0))
         .col_expr(S::LeaseUntil, Expr::value(now + lease.as_millis() as i64))
         .col_expr(S::UpdatedAt, Expr::value(now))
         .filter(key(chain, p.scope))
@@ -333,7 +334,10 @@ pub async fn fail<C: ConnectionTrait>(
             .col_expr(S::QueuedAt, Expr::value(now + after.as_millis() as i64)),
         Failure::Give { retry_after } => q
             .col_expr(S::State, Expr::value(ScopeState::Failed.as_str()))
-            .col_expr(S::RetryAt, Expr::value(now + retry_after.as_millis() as i64)),
+            .col_expr(
+                S::RetryAt,
+                Expr::value(now + retry_after.as_millis() as i64),
+            ),
     };
     q.exec(db).await?;
     Ok(())

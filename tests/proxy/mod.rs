@@ -161,7 +161,7 @@ struct Config {
     hold: Option<Hold>,
     /// Matching `eth_getLogs` requests are answered with a JSON-RPC error (false) or an HTTP
     /// 503 (true).
-    fail: Option<(Hold, bool)>,
+    fail: Vec<(Hold, bool)>,
 }
 
 /// The state shared by the proxy's tasks.
@@ -228,7 +228,7 @@ impl Proxy {
                 script: VecDeque::new(),
                 max_log_span: None,
                 hold: None,
-                fail: None,
+                fail: Vec::new(),
             }),
             rng: Mutex::new(seed.max(1)),
             counts: Mutex::new(BTreeMap::new()),
@@ -287,16 +287,31 @@ impl Proxy {
         self.inner.released.send_modify(|n| *n += 1);
     }
 
-    /// Answers matching `eth_getLogs` requests (from now on, until `None`) with the JSON-RPC
-    /// error `-32000 history unavailable (proxy)`, counted as `failed_logs`.
-    pub fn fail(&self, h: Option<Hold>) {
-        self.inner.config.lock().expect("config").fail = h.map(|h| (h, false));
+    /// Answers matching `eth_getLogs` requests (from now on, until [`Proxy::heal`]) with the
+    /// JSON-RPC error `-32000 history unavailable (proxy)`, counted as `failed_logs`.
+    pub fn fail(&self, h: Hold) {
+        self.inner
+            .config
+            .lock()
+            .expect("config")
+            .fail
+            .push((h, false));
     }
 
-    /// Answers matching `eth_getLogs` requests (from now on, until `None`) with HTTP 503,
-    /// counted as `failed_logs`.
-    pub fn fail_unavailable(&self, h: Option<Hold>) {
-        self.inner.config.lock().expect("config").fail = h.map(|h| (h, true));
+    /// Answers matching `eth_getLogs` requests (from now on, until [`Proxy::heal`]) with HTTP
+    /// 503, counted as `failed_logs`.
+    pub fn fail_unavailable(&self, h: Hold) {
+        self.inner
+            .config
+            .lock()
+            .expect("config")
+            .fail
+            .push((h, true));
+    }
+
+    /// Ends [`Proxy::fail`] and [`Proxy::fail_unavailable`].
+    pub fn heal(&self) {
+        self.inner.config.lock().expect("config").fail.clear();
     }
 
     /// The `eth_getLogs` calls that named `wallet` in a topic, in the order they arrived.
@@ -585,26 +600,27 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
         }
     }
 
-    // Answered with a JSON-RPC error.
+    // Failed on purpose: a JSON-RPC error or HTTP 503.
     let fail = inner.config.lock().expect("config").fail.clone();
-    if let Some((f, unavailable)) = fail {
-        if calls.iter().any(|c| f.matches(c)) {
-            inner.bump("failed_logs", 1);
-            if unavailable {
-                return respond(conn, 503, "", b"Service Unavailable").await.is_ok();
-            }
-            let err = |id: &Value| {
-                json!({"jsonrpc": "2.0", "id": id,
-                       "error": {"code": -32000, "message": "history unavailable (proxy)"}})
-            };
-            let b = match &parsed {
-                Value::Array(a) => Value::Array(a.iter().map(|c| err(&c["id"])).collect()),
-                v => err(&v["id"]),
-            };
-            return respond(conn, 200, "", b.to_string().as_bytes())
-                .await
-                .is_ok();
+    if let Some((_, unavailable)) = fail
+        .iter()
+        .find(|(f, _)| calls.iter().any(|c| f.matches(c)))
+    {
+        inner.bump("failed_logs", 1);
+        if *unavailable {
+            return respond(conn, 503, "", b"Service Unavailable").await.is_ok();
         }
+        let err = |id: &Value| {
+            json!({"jsonrpc": "2.0", "id": id,
+                   "error": {"code": -32000, "message": "history unavailable (proxy)"}})
+        };
+        let b = match &parsed {
+            Value::Array(a) => Value::Array(a.iter().map(|c| err(&c["id"])).collect()),
+            v => err(&v["id"]),
+        };
+        return respond(conn, 200, "", b.to_string().as_bytes())
+            .await
+            .is_ok();
     }
 
     // Held until released.

@@ -20,7 +20,7 @@ async fn erc20_envelope_record_shapes_and_deprecation() {
         .to_str()
         .unwrap()
         .starts_with("application/json"));
-    let envelope = ["page", "page_size", "cursor", "result"];
+    let envelope = ["status", "page", "page_size", "cursor", "result"];
     assert_order(&a.raw, &envelope);
     assert_order(&a.raw, TRANSFER_FIELDS);
     let b = a.body;
@@ -30,6 +30,10 @@ async fn erc20_envelope_record_shapes_and_deprecation() {
         (Some(1), Some(5))
     );
     assert!(b["cursor"].is_string());
+    assert_eq!(
+        b["status"], "SYNCED",
+        "the demo sample is declared complete"
+    );
     let result = b["result"].as_array().unwrap();
     assert_eq!(result.len(), 5);
     let mut prev: Option<(u64, u64)> = None;
