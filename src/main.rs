@@ -348,8 +348,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 addresses.len() as u64 - n.min(addresses.len() as u64)
             ));
             if wait {
-                tokenql::indexer::history::wait(&db, chain, scope, &addresses, |line| out(line))
-                    .await?;
+                tokenql::indexer::history::wait(&db, chain, scope, &addresses, out).await?;
             }
         }
         Command::Status => {
