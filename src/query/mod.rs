@@ -60,6 +60,9 @@ pub struct QueryService {
     db: DatabaseConnection,
     cursors: CursorCodec,
     config: QueryConfig,
+    /// Chains seen complete (indexed from block 0, or declared complete): completeness only
+    /// grows, so their answers need no scope reads from then on.
+    complete_chains: status::CompleteChains,
 }
 
 impl QueryService {
@@ -70,6 +73,7 @@ impl QueryService {
             db,
             cursors: CursorCodec::new(secret),
             config,
+            complete_chains: Default::default(),
         })
     }
 

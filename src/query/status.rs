@@ -18,7 +18,32 @@ use crate::store::now_ms;
 use crate::store::scopes::{self, ScopeRow};
 use crate::types::{Chain, Scope, ScopeState};
 
+use std::sync::{Arc, RwLock};
+
 use sea_orm::EntityTrait;
+
+/// The ids of the chains seen complete. A chain never becomes incomplete again (its start
+/// block only moves down, and a declaration of completeness is never withdrawn), so a chain
+/// once seen complete is remembered for the life of the process.
+#[derive(Debug, Clone, Default)]
+pub struct CompleteChains(Arc<RwLock<Vec<u64>>>);
+
+impl CompleteChains {
+    fn contains(&self, chain: Chain) -> bool {
+        self.0
+            .read()
+            .map(|c| c.contains(&chain.id()))
+            .unwrap_or(false)
+    }
+
+    fn insert(&self, chain: Chain) {
+        if let Ok(mut c) = self.0.write() {
+            if !c.contains(&chain.id()) {
+                c.push(chain.id());
+            }
+        }
+    }
+}
 
 /// The chain's indexing state, as answers need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
