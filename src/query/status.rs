@@ -109,19 +109,27 @@ impl QueryService {
             _ => true,
         };
         let start_block = s.start_block.and_then(|b| u64::try_from(b).ok());
+        let complete = s.history_complete || start_block == Some(0);
+        if complete {
+            self.complete_chains.insert(chain);
+        }
         Ok(ChainView {
             lagging,
-            complete: s.history_complete || start_block == Some(0),
+            complete,
             start_block,
         })
     }
 
-    /// The stored state of the scopes `needs` names (none when it names none).
+    /// The stored state of the scopes `needs` names (none when it names none, or when the
+    /// chain is known to be complete: then no scope matters).
     pub async fn scope_rows(
         &self,
         chain: Chain,
         needs: &Needs,
     ) -> Result<Vec<ScopeRow>, QueryError> {
+        if self.complete_chains.contains(chain) {
+            return Ok(Vec::new());
+        }
         Ok(scopes::read(&self.db, chain, &needs.scopes()).await?)
     }
 
