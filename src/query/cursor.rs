@@ -36,6 +36,11 @@ pub struct CursorPayload {
     /// do not count again: a walk counts at most once, however deep it goes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t: Option<u64>,
+    /// An earlier page of this walk was incomplete (`SYNCING`): so is every later page, or a
+    /// walk begun incomplete could end on a page saying `SYNCED` though its earlier pages
+    /// missed records.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub i: bool,
 }
 
 /// Why a cursor was refused.
@@ -138,6 +143,8 @@ pub struct CursorMint {
     page: u64,
     /// The total carried on (see [`CursorPayload::t`]).
     total: Option<u64>,
+    /// The walk was incomplete (see [`CursorPayload::i`]).
+    incomplete: bool,
 }
 
 impl CursorMint {
@@ -147,6 +154,7 @@ impl CursorMint {
         digest: String,
         page: u64,
         total: Option<u64>,
+        incomplete: bool,
     ) -> Self {
         Self {
             codec: codec.clone(),
@@ -154,6 +162,7 @@ impl CursorMint {
             digest,
             page,
             total,
+            incomplete,
         }
     }
 
@@ -165,6 +174,7 @@ impl CursorMint {
             p: self.page,
             a: key.to_vec(),
             t: self.total,
+            i: self.incomplete,
         })
     }
 }
@@ -184,6 +194,7 @@ mod tests {
             p: 2,
             a: vec!["0xabc".into(), "00ff".into()],
             t: None,
+            i: false,
         }
     }
 
@@ -196,6 +207,20 @@ mod tests {
                 .unwrap(),
             sample()
         );
+    }
+
+    #[test]
+    fn an_incomplete_walk_is_carried_and_absent_means_complete() {
+        let incomplete = CursorPayload {
+            i: true,
+            ..sample()
+        };
+        let c = codec().encode(&incomplete);
+        let d = query_digest("q1");
+        assert!(codec().decode(&c, CursorKind::Nft, &d).unwrap().i);
+        // Written only when set: cursors minted before the flag existed read as complete.
+        let json = serde_json::to_string(&sample()).unwrap();
+        assert!(!json.contains("\"i\""), "{json}");
     }
 
     #[test]

@@ -122,7 +122,9 @@ impl QueryService {
             self.scope_rows(q.chain, &needs),
         )?;
         let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
-        let restrict = (!done.complete).then(|| q.certain(view.start_block));
+        // A walk begun incomplete stays so: its pages agree on what they show.
+        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
+        let restrict = incomplete.then(|| q.certain(view.start_block));
         if let Some(r) = &restrict {
             rows = self.nft_rows(q, keyset, Some(r.clone()), limit).await?;
         }
@@ -151,6 +153,7 @@ impl QueryService {
             digest,
             page + 1,
             carried,
+            incomplete,
         ));
         let edges = rows
             .into_iter()
@@ -162,7 +165,11 @@ impl QueryService {
             None
         };
 
-        let status = done.status;
+        let status = if incomplete {
+            super::SyncStatus::Syncing
+        } else {
+            done.status
+        };
         Ok(Page {
             edges,
             mint,

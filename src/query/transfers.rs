@@ -196,10 +196,16 @@ impl QueryService {
             self.chain_view(q.chain),
             self.scope_rows(q.chain, &unbounded),
         )?;
-        let status = self
+        let done = self
             .settle(q.chain, &view, &q.needs(view.start_block), &scope_rows)
-            .await?
-            .status;
+            .await?;
+        // A walk begun incomplete stays so (see `CursorPayload::i`).
+        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
+        let status = if incomplete {
+            super::SyncStatus::Syncing
+        } else {
+            done.status
+        };
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
         let mint = Arc::new(CursorMint::new(
@@ -208,6 +214,7 @@ impl QueryService {
             digest,
             page + 1,
             None,
+            incomplete,
         ));
         let edges = rows
             .into_iter()
