@@ -141,6 +141,18 @@ enum Command {
         #[arg(long, env = "TOKENQL_RATE_BURST", default_value_t = tokenql::ops::RateDefaults::SERVE.burst,
               value_parser = clap::value_parser!(u32).range(1..))]
         rate_burst: u32,
+        /// Where rate-limit buckets live: `local` (this process; each process limits on its
+        /// own) or `redis://HOST[:PORT][/DB]`, shared by every API process.
+        #[arg(long, env = "TOKENQL_RATE_LIMIT_STORE", default_value = "local", value_parser = parse_rate_store)]
+        rate_limit_store: RateStore,
+        /// Prefix of the shared buckets' Redis keys (`PREFIX:rl:KEY_ID`).
+        #[arg(long, env = "TOKENQL_RATE_LIMIT_PREFIX", default_value = "tokenql")]
+        rate_limit_prefix: String,
+        /// Milliseconds a request waits for the shared rate-limit store before it is limited
+        /// by this process's own bucket.
+        #[arg(long, env = "TOKENQL_RATE_LIMIT_STORE_TIMEOUT_MS", default_value_t = 250,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        rate_limit_store_timeout_ms: u64,
         /// Seconds a verified API key is trusted without asking the database; 0: ask every
         /// time. Revoking a key or changing its limit takes effect within this time.
         #[arg(long, env = "TOKENQL_KEY_CACHE_TTL", default_value_t = tokenql::ops::DEFAULT_KEY_CACHE_TTL.as_secs())]
@@ -191,6 +203,19 @@ impl RateArgs {
             per_sec: self.rate,
             burst: self.burst,
         }
+    }
+}
+
+/// `--rate-limit-store`: `local`, or the Redis server shared by every API process.
+#[derive(Debug, Clone)]
+struct RateStore(Option<tokenql::ops::redis::RedisUrl>);
+
+fn parse_rate_store(s: &str) -> Result<RateStore, String> {
+    match s.trim() {
+        "local" => Ok(RateStore(None)),
+        url => tokenql::ops::redis::RedisUrl::parse(url)
+            .map(|u| RateStore(Some(u)))
+            .map_err(|e| format!("{e}; or `local`")),
     }
 }
 
@@ -366,6 +391,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             cors_origins,
             rate_limit,
             rate_burst,
+            rate_limit_store,
+            rate_limit_prefix,
+            rate_limit_store_timeout_ms,
             key_cache_ttl,
             indexer,
             offchain,
@@ -380,6 +408,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     burst: rate_burst,
                 },
                 key_cache_ttl: std::time::Duration::from_secs(key_cache_ttl),
+                rate_limit_store: rate_limit_store.0,
+                rate_limit_prefix,
+                rate_limit_store_timeout: std::time::Duration::from_millis(
+                    rate_limit_store_timeout_ms,
+                ),
                 offchain: offchain_config.clone(),
             };
             let url = if demo {

@@ -110,7 +110,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
     };
     tracing::Span::current().record("key_id", info.id);
     let limit = state.ops.options().rate_defaults.effective(info.rate);
-    if let Err(wait) = state.ops.limiter().check(info.id, limit) {
+    if let Err(wait) = state.ops.check_rate(info.id, limit).await {
         metrics::rate_limited(info.id);
         return Err(AuthFailure::RateLimited {
             retry_after_secs: crate::ops::rate_limit::retry_after_secs(wait),

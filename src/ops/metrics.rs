@@ -39,6 +39,8 @@ pub const HTTP_DURATION: &str = "tokenql_http_request_duration_seconds";
 pub const GRAPHQL_OPERATIONS: &str = "tokenql_graphql_operations_total";
 pub const GRAPHQL_DURATION: &str = "tokenql_graphql_operation_duration_seconds";
 pub const RATE_LIMITED: &str = "tokenql_rate_limited_requests_total";
+pub const RATE_STORE_UP: &str = "tokenql_rate_limit_store_up";
+pub const RATE_STORE_FALLBACKS: &str = "tokenql_rate_limit_store_fallbacks_total";
 pub const INDEXER_HEAD: &str = "tokenql_indexer_head_block";
 pub const INDEXER_INDEXED: &str = "tokenql_indexer_indexed_block";
 pub const INDEXER_LAG: &str = "tokenql_indexer_lag_blocks";
@@ -100,6 +102,14 @@ fn describe() {
         "GraphQL execution time, by type and outcome."
     );
     describe_counter!(RATE_LIMITED, "Requests refused by the per-key rate limit.");
+    describe_gauge!(
+        RATE_STORE_UP,
+        "1 while the shared rate-limit store (Redis) answers, 0 while requests fall back to local buckets."
+    );
+    describe_counter!(
+        RATE_STORE_FALLBACKS,
+        "Requests limited by the process's own bucket because the shared store did not answer."
+    );
     describe_gauge!(INDEXER_HEAD, "The chain head last seen by the indexer.");
     describe_gauge!(INDEXER_INDEXED, "The last block indexed.");
     describe_gauge!(
@@ -222,4 +232,14 @@ pub async fn track_http(req: Request, next: Next) -> Response {
 /// Counts a request refused by the rate limiter.
 pub fn rate_limited(key_id: i32) {
     counter!(RATE_LIMITED, "key_id" => key_id.to_string()).increment(1);
+}
+
+/// Whether the shared rate-limit store answers.
+pub fn rate_store_up(up: bool) {
+    gauge!(RATE_STORE_UP).set(if up { 1.0 } else { 0.0 });
+}
+
+/// Counts a request limited locally because the shared store did not answer.
+pub fn rate_store_fallback() {
+    counter!(RATE_STORE_FALLBACKS).increment(1);
 }

@@ -83,6 +83,8 @@ pub struct TestApp {
     pub key_id: i32,
     /// A connection to the test's database (for setup: imports, metadata, keys).
     pub db: DatabaseConnection,
+    /// The test database's URL (for processes of the `tokenql` binary on it).
+    pub db_url: String,
     pub backend: Backend,
     pub client: reqwest::Client,
     handle: DbHandle,
@@ -230,6 +232,7 @@ pub async fn spawn_with(backend: Backend, options: tokenql::ops::ServerOptions) 
         key,
         key_id: info.id,
         db,
+        db_url: url,
         backend,
         client,
         handle,
