@@ -91,4 +91,6 @@ fn scope_line(chain: Chain, r: &ScopeRow, now: i64) -> String {
         r.logs,
         r.error.as_deref().unwrap_or("")
     )
+    .trim_end()
+    .to_string()
 }
