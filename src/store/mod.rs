@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use alloy::primitives::B256;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect,
     TransactionTrait,
 };
 
@@ -102,6 +102,7 @@ pub async fn write_batch(
     let nft = rows::nft(cid, &batch.nft, &batch.blocks)?;
 
     let txn = db.begin().await?;
+    lock_chain(&txn, chain).await?;
     blocks.insert(&txn).await?;
     erc20.insert(&txn).await?;
     nft.insert(&txn).await?;
@@ -132,6 +133,25 @@ pub async fn write_batch(
         scopes::record_progress(&txn, chain, p).await?;
     }
     txn.commit().await?;
+    Ok(())
+}
+
+/// Serialises the chain's writers: the first statement of every writing transaction locks the
+/// chain's checkpoint row (`SELECT … FOR UPDATE`), so transactions that recompute the same
+/// token's holdings (the live follower, history fetches, a rollback — in one process or
+/// several) run one after the other, each reading the transfers the previous one committed.
+/// Without it, two of them could each replay the token without the other's new transfers and
+/// leave its holdings wrong (or collide on a holding's key). SQLite runs one writing
+/// transaction at a time by itself. A chain without a checkpoint yet (an import's first batch)
+/// has one writer.
+pub(crate) async fn lock_chain<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<(), DbErr> {
+    if db.get_database_backend() == sea_orm::DbBackend::Sqlite {
+        return Ok(());
+    }
+    chain_state::Entity::find_by_id(chain.db_id())
+        .lock_exclusive()
+        .one(db)
+        .await?;
     Ok(())
 }
 

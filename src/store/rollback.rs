@@ -32,6 +32,7 @@ pub async fn rollback_to(
     let cid = chain.db_id();
     let fork = keep_through.map_or(-1, |b| b as i64);
     let txn = db.begin().await?;
+    super::lock_chain(&txn, chain).await?;
     let touched: BTreeSet<(String, String)> = nft_transfer::Entity::find()
         .select_only()
         .column(nft_transfer::Column::ContractAddress)

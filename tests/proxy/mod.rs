@@ -88,6 +88,8 @@ pub enum Hold {
     WalletLogsFrom(String, u64),
     /// Every history fetch: address-filtered logs, or logs filtered by an address topic.
     History,
+    /// Any of these.
+    Any(Vec<Hold>),
 }
 
 /// The addresses (lowercase `0x` + 40 hex) a log filter names in its topic positions after the
@@ -146,6 +148,7 @@ impl Hold {
                     && quantity(&filter["fromBlock"]).is_some_and(|f| f >= *b)
             }
             Hold::History => !filter["address"].is_null() || !wallet_topics(filter).is_empty(),
+            Hold::Any(hs) => hs.iter().any(|h| h.matches(call)),
         }
     }
 }
