@@ -2,6 +2,8 @@
 //! for it, and the chain's own truth (logs decoded here, `ownerOf`/`balanceOf` by `eth_call`).
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
