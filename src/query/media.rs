@@ -7,6 +7,7 @@ use std::hash::Hash;
 
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
+use super::lists::padded;
 use super::{QueryError, QueryService};
 use crate::entity::nft_media;
 use crate::offchain::media::{
@@ -159,7 +160,7 @@ impl QueryService {
         }
 
         let rows = nft_media::Entity::find()
-            .filter(nft_media::Column::UrlHash.is_in(wanted.keys().cloned()))
+            .filter(nft_media::Column::UrlHash.is_in(padded(wanted.keys().cloned().collect())))
             .all(&self.db)
             .await?;
         let mut found: HashMap<String, MediaInfo> = HashMap::with_capacity(rows.len());

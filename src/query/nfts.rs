@@ -9,6 +9,7 @@ use sea_orm::{
 };
 
 use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::lists::padded;
 use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding};
 use crate::types::{Address, Uint256};
@@ -32,7 +33,7 @@ impl NftQuery {
             .add(H::ChainId.eq(self.chain.db_id()))
             .add(H::OwnerAddress.eq(self.owner.to_string()));
         if !self.token_addresses.is_empty() {
-            c = c.add(H::ContractAddress.is_in(self.token_addresses.db_strings()));
+            c = c.add(H::ContractAddress.is_in(padded(self.token_addresses.db_strings())));
         }
         if self.exclude_spam {
             c = c.add(

@@ -62,7 +62,10 @@ impl QueryService {
         }
         let rows = collection_sync::Entity::find()
             .filter(collection_sync::Column::ChainId.eq(chain.db_id()))
-            .filter(collection_sync::Column::ContractAddress.is_in(all.iter().cloned()))
+            .filter(
+                collection_sync::Column::ContractAddress
+                    .is_in(super::lists::padded(all.iter().cloned().collect())),
+            )
             .all(&self.db)
             .await?;
         let known: BTreeSet<&str> = rows.iter().map(|r| r.contract_address.as_str()).collect();
