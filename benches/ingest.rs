@@ -32,23 +32,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait};
-use serde_json::{json, Value};
 
 use tokenql::indexer::follower::RangePlan;
 use tokenql::indexer::rpc::Rpc;
 use tokenql::indexer::{ChainConfig, IndexerConfig};
 use tokenql::types::Chain;
 
-use anvil::{calldata, emitTransfersCall, token_ctor, u, Anvil};
+use anvil::{token_ctor, Anvil};
 
 #[path = "../tests/common/db_url.rs"]
 mod db_url;
 use db_url::split_server_url;
-
-/// Logs per `emitTransfers` transaction (~21M gas: one transaction per 30M-gas block).
-const LOGS_PER_TX: u64 = 10_000;
-/// The block gas limit anvil runs with (see `tests/anvil`).
-const BLOCK_GAS: u64 = 30_000_000;
 
 fn env_u64(name: &str, default: u64) -> anyhow::Result<u64> {
     match std::env::var(name) {
@@ -66,11 +60,6 @@ fn env_or(name: &str, default: &str) -> String {
         Ok(v) if !v.trim().is_empty() => v.trim().to_string(),
         _ => default.to_string(),
     }
-}
-
-fn quantity(v: &Value) -> anyhow::Result<u64> {
-    let s = v.as_str().context("expected a hex quantity")?;
-    Ok(u64::from_str_radix(s.trim_start_matches("0x"), 16)?)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -101,68 +90,7 @@ async fn build_chain(anvil: &Anvil, n: u64) -> anyhow::Result<(String, u64)> {
     let token = anvil
         .deploy("TestToken", token_ctor("Bench", "BNCH", 18))
         .await;
-    let from = anvil.accounts[0].clone();
-
-    // A realistic gas limit: what a full transaction needs, plus 10%, under the block limit.
-    let probe = calldata(emitTransfersCall {
-        start: u(0),
-        n: u(LOGS_PER_TX.min(n.max(1))),
-    });
-    let est = quantity(
-        &anvil
-            .rpc(
-                "eth_estimateGas",
-                json!([{"from": from, "to": token, "data": anvil::hex(&probe)}]),
-            )
-            .await,
-    )?;
-    let gas = (est + est / 10).min(BLOCK_GAS);
-
-    let mut nonce = quantity(
-        &anvil
-            .rpc("eth_getTransactionCount", json!([from, "pending"]))
-            .await,
-    )?;
-    let mut body = Vec::new();
-    let mut start = 0;
-    while start < n {
-        let k = LOGS_PER_TX.min(n - start);
-        let data = calldata(emitTransfersCall {
-            start: u(start),
-            n: u(k),
-        });
-        body.push(
-            json!({"jsonrpc": "2.0", "id": body.len(), "method": "eth_sendTransaction",
-            "params": [{"from": from, "to": token, "data": anvil::hex(&data),
-                        "gas": format!("{gas:#x}"), "nonce": format!("{nonce:#x}")}]}),
-        );
-        nonce += 1;
-        start += k;
-    }
-    let client = {
-        tokenql::tls::ensure_crypto_provider();
-        reqwest::Client::new()
-    };
-    let mut hashes = Vec::new();
-    for chunk in body.chunks(500) {
-        let replies: Vec<Value> = client
-            .post(&anvil.url)
-            .json(&chunk)
-            .send()
-            .await?
-            .json()
-            .await?;
-        for r in replies {
-            if let Some(e) = r.get("error") {
-                bail!("eth_sendTransaction: {e}");
-            }
-            hashes.push(r["result"].as_str().context("tx hash")?.to_string());
-        }
-    }
-    // One transaction fits a block: mine as many blocks as transactions, then any stragglers.
-    anvil.mine(hashes.len() as u64).await;
-    anvil.mine_all(&hashes).await;
-    anvil.assert_success(&hashes).await;
+    anvil.emit_transfer_logs(&token, 0, n).await;
     Ok((token, anvil.head().await))
 }
 

@@ -8,7 +8,22 @@ use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://tokenql.db?mode=rwc";
 
-/// Connects to `url` (SQLite, PostgreSQL or MySQL/MariaDB) with a bounded pool.
+/// Prepared statements kept per pooled connection (sqlx's cache, least recently used out, by
+/// text; sqlx's default made explicit). What they weigh depends on how many distinct texts the
+/// server issues, which is why lists in SQL are padded ([`crate::query`]'s `lists`): with SQLite
+/// the compiled statements live in the server's memory.
+pub const STATEMENT_CACHE: usize = 100;
+
+/// SQLite's page cache per pooled connection, in KiB: with the default pool of 16, at most
+/// 8 MiB of the server's memory. SQLite's default (2,000 KiB) is per connection too, so the
+/// pool held 16 copies of the same hot pages, up to 31 MiB, and the copies only fill as the
+/// database grows: in a soak they took the server's RSS up by ~1.5 MiB a minute for half an
+/// hour (docs/BENCHMARKS.md, "Soak"). Pages not cached are read from the operating system's
+/// file cache.
+pub const SQLITE_PAGE_CACHE_KIB: u32 = 512;
+
+/// Connects to `url` (SQLite, PostgreSQL or MySQL/MariaDB) with a bounded pool; every
+/// connection's caches are bounded ([`STATEMENT_CACHE`], [`SQLITE_PAGE_CACHE_KIB`]).
 pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, DbErr> {
     let mut opts = ConnectOptions::new(url.to_string());
     opts.max_connections(max_connections)
@@ -25,7 +40,11 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
             o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
                 .busy_timeout(Duration::from_secs(10))
                 .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
-        });
+                .statement_cache_capacity(STATEMENT_CACHE)
+                .pragma("cache_size", format!("-{SQLITE_PAGE_CACHE_KIB}"))
+        })
+        .map_sqlx_postgres_opts(|o| o.statement_cache_capacity(STATEMENT_CACHE))
+        .map_sqlx_mysql_opts(|o| o.statement_cache_capacity(STATEMENT_CACHE));
     Database::connect(opts).await
 }
 

@@ -16,6 +16,7 @@ use tokenql::types::Chain;
 /// CPU time under load (`perf record`, `benches/scale`; see docs/BENCHMARKS.md). Built without
 /// transparent huge pages (`no_thp`): its regions advised as huge pages took the server's RSS
 /// from 67 to 85 MiB at 64 concurrent requests.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

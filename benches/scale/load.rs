@@ -2,10 +2,11 @@
 //! as soon as the previous one answered, over HTTP (the real server) or straight to the
 //! database (the statements the server issues, replayed).
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 
 /// One HTTP request of a shape.
@@ -337,4 +338,81 @@ pub fn pgbench(
             )
         })?;
     Ok(tps)
+}
+
+/// A `tokenql serve` process; killed on drop.
+pub struct Server {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+}
+
+impl Server {
+    /// The server's process id (for `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `tokenql --database-url URL serve --bind 127.0.0.1:PORT EXTRA...` (`bin`, or the
+/// `tokenql` built with the bench) on a free port, logging to `log` with `RUST_LOG=warn`, and
+/// waits for `/healthz`.
+pub async fn start_server(
+    bin: Option<&Path>,
+    url: &str,
+    extra: &[String],
+    log: &Path,
+) -> anyhow::Result<Server> {
+    let bin = bin.unwrap_or(Path::new(env!("CARGO_BIN_EXE_tokenql")));
+    start_server_under(bin, &[], url, extra, log).await
+}
+
+/// [`start_server`] as `program PREFIX... --database-url URL serve ...`: `program` is the
+/// tokenql binary (no prefix) or a wrapper such as a profiler, given the binary in `prefix`.
+pub async fn start_server_under(
+    program: &Path,
+    prefix: &[String],
+    url: &str,
+    extra: &[String],
+    log: &Path,
+) -> anyhow::Result<Server> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let log_file = std::fs::File::create(log)?;
+    let bin = program;
+    let child = std::process::Command::new(bin)
+        .args(prefix)
+        .args(["--database-url", url, "serve", "--bind"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .spawn()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    let server = Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    let client = reqwest::Client::new();
+    for _ in 0..300 {
+        if let Ok(r) = client.get(format!("{}/healthz", server.base)).send().await {
+            if r.status().is_success() {
+                return Ok(server);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!(
+        "the server did not answer /healthz within 30 s (log: {})",
+        log.display()
+    )
 }

@@ -16,7 +16,7 @@ mod dataset;
 mod load;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -220,68 +220,6 @@ async fn ensure_dataset(
     dataset::load(&db, p, &label).await?;
     let _ = db.close().await;
     Ok(url)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The server
-
-struct Server {
-    child: std::process::Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn start_server(
-    bin: Option<&Path>,
-    url: &str,
-    pool: u32,
-    log: &Path,
-) -> anyhow::Result<Server> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let log_file = std::fs::File::create(log)?;
-    let bin = bin.unwrap_or(Path::new(env!("CARGO_BIN_EXE_tokenql")));
-    let child = std::process::Command::new(bin)
-        .args([
-            "--database-url",
-            url,
-            "serve",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--rate-limit",
-            "0",
-            "--db-pool",
-            &pool.to_string(),
-        ])
-        .env("RUST_LOG", "warn")
-        .stdout(log_file.try_clone()?)
-        .stderr(log_file)
-        .spawn()
-        .context("starting target/release/tokenql")?;
-    let server = Server {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-    };
-    let client = reqwest::Client::new();
-    for _ in 0..300 {
-        if let Ok(r) = client.get(format!("{}/healthz", server.base)).send().await {
-            if r.status().is_success() {
-                return Ok(server);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    bail!(
-        "the server did not answer /healthz within 30 s (log: {})",
-        log.display()
-    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -597,14 +535,19 @@ struct Row {
 async fn run_dataset(args: &Args, backend: Backend, size: &str, url: &str) -> anyhow::Result<()> {
     let label = format!("{} {size}", backend.name());
     let dir = scale_dir();
-    let server = start_server(
+    let server = load::start_server(
         args.server_bin.as_deref(),
         url,
-        args.db_pool,
+        &[
+            "--rate-limit".into(),
+            "0".into(),
+            "--db-pool".into(),
+            args.db_pool.to_string(),
+        ],
         &dir.join(format!("server-{}-{size}.log", backend.name())),
     )
     .await?;
-    let pid = server.child.id();
+    let pid = server.pid();
 
     // A key without a rate limit, and the in-process twin that captures statements.
     let mut db = tokenql::config::connect(url, args.db_pool).await?;

@@ -12,6 +12,7 @@ use crate::entity::nft_media;
 use crate::offchain::media::{
     image_url, preview_path, url_hash, ImageRef, MediaStatus, PreviewSize, StoredPreviews,
 };
+use crate::store::lists::padded;
 use crate::store::now_ms;
 use crate::types::Uint256;
 
@@ -159,7 +160,7 @@ impl QueryService {
         }
 
         let rows = nft_media::Entity::find()
-            .filter(nft_media::Column::UrlHash.is_in(wanted.keys().cloned()))
+            .filter(nft_media::Column::UrlHash.is_in(padded(wanted.keys().cloned().collect())))
             .all(&self.db)
             .await?;
         let mut found: HashMap<String, MediaInfo> = HashMap::with_capacity(rows.len());

@@ -14,6 +14,7 @@
 
 mod columns;
 mod cursor;
+
 mod media;
 mod model;
 mod nfts;

@@ -12,6 +12,7 @@ use super::cursor::{query_digest, CursorKind, CursorMint};
 use super::status::Needs;
 use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding, scope_sync};
+use crate::store::lists::padded;
 use crate::types::{Address, Scope, ScopeKind, ScopeState, Uint256};
 
 use nft_holding::Column as H;
@@ -33,7 +34,7 @@ impl NftQuery {
             .add(H::ChainId.eq(self.chain.db_id()))
             .add(H::OwnerAddress.eq(self.owner.to_string()));
         if !self.token_addresses.is_empty() {
-            c = c.add(H::ContractAddress.is_in(self.token_addresses.db_strings()));
+            c = c.add(H::ContractAddress.is_in(padded(self.token_addresses.db_strings())));
         }
         if self.exclude_spam {
             c = c.add(

@@ -12,6 +12,7 @@ use sea_orm::{
 
 use super::{columns, ContractInfo, QueryError, QueryService, TokenInfo};
 use crate::entity::{address_label, contract, nft_token};
+use crate::store::lists::padded;
 use crate::types::{Address, Chain, Uint256};
 
 use nft_token::Column as T;
@@ -29,7 +30,7 @@ impl QueryService {
         }
         let rows = contract::Entity::find()
             .filter(contract::Column::ChainId.eq(chain.db_id()))
-            .filter(contract::Column::Address.is_in(keys))
+            .filter(contract::Column::Address.is_in(padded(keys.into_iter().collect())))
             .all(&self.db)
             .await?;
         rows.into_iter()
@@ -81,7 +82,7 @@ impl QueryService {
             TokenRow::find_by_statement(stmt).all(&self.db).await?
         } else {
             let mut any = Condition::any();
-            for (a, t) in &keys {
+            for (a, t) in &padded(keys.iter().copied().collect()) {
                 any = any.add(
                     Condition::all()
                         .add(T::ContractAddress.eq(a.to_string()))
@@ -119,7 +120,7 @@ impl QueryService {
         }
         let rows = address_label::Entity::find()
             .filter(address_label::Column::ChainId.eq(chain.db_id()))
-            .filter(address_label::Column::Address.is_in(keys))
+            .filter(address_label::Column::Address.is_in(padded(keys.into_iter().collect())))
             .all(&self.db)
             .await?;
         rows.into_iter()

@@ -12,6 +12,7 @@ use super::cursor::{query_digest, CursorKind, CursorMint};
 use super::status::Needs;
 use super::{Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
 use crate::entity::erc20_transfer;
+use crate::store::lists::padded;
 use crate::types::{Address, Scope, Uint256};
 
 use erc20_transfer::Column as T;
@@ -35,13 +36,13 @@ impl TransferQuery {
     fn filter(&self) -> Condition {
         let mut c = Condition::all().add(T::ChainId.eq(self.chain.db_id()));
         if !self.contracts.is_empty() {
-            c = c.add(T::ContractAddress.is_in(self.contracts.db_strings()));
+            c = c.add(T::ContractAddress.is_in(padded(self.contracts.db_strings())));
         }
         if !self.exclude_contracts.is_empty() {
-            c = c.add(T::ContractAddress.is_not_in(self.exclude_contracts.db_strings()));
+            c = c.add(T::ContractAddress.is_not_in(padded(self.exclude_contracts.db_strings())));
         }
         if !self.exclude_wallets.is_empty() {
-            let w = self.exclude_wallets.db_strings();
+            let w = padded(self.exclude_wallets.db_strings());
             c = c
                 .add(T::FromAddress.is_not_in(w.clone()))
                 .add(T::ToAddress.is_not_in(w));

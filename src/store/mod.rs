@@ -9,6 +9,7 @@
 
 mod bulk;
 mod derive;
+pub(crate) mod lists;
 pub mod meta;
 pub mod rollback;
 mod rows;

@@ -104,7 +104,7 @@ pub async fn read<C: ConnectionTrait>(
     let addresses: Vec<String> = scopes.iter().map(|s| s.address.to_string()).collect();
     let rows = scope_sync::Entity::find()
         .filter(S::ChainId.eq(chain.db_id()))
-        .filter(S::Address.is_in(addresses))
+        .filter(S::Address.is_in(super::lists::padded(addresses)))
         .all(db)
         .await?;
     Ok(rows

@@ -174,26 +174,35 @@ impl Anvil {
                            "params": [{"from": from, "to": to, "data": hex(data), "gas": "0x7a120", "nonce": format!("{n:#x}")}]})
                 })
                 .collect();
-            let r: Vec<Value> = self
-                .client
-                .post(&self.url)
-                .json(&body)
-                .send()
-                .await
-                .expect("batch")
-                .json()
-                .await
-                .expect("batch json");
-            let mut r = r;
-            r.sort_by_key(|v| v["id"].as_u64());
-            for v in r {
-                if let Some(e) = v.get("error") {
-                    panic!("eth_sendTransaction: {e}");
-                }
-                out.push(v["result"].as_str().expect("hash").to_string());
+            for v in self.batch("eth_sendTransaction", &body).await {
+                out.push(v.as_str().expect("hash").to_string());
             }
         }
         out
+    }
+
+    /// Posts `body` (requests of `method`) as one JSON-RPC batch; returns the results in the
+    /// order of the requests' ids. Panics on an error.
+    pub async fn batch(&self, method: &str, body: &[Value]) -> Vec<Value> {
+        let mut r: Vec<Value> = self
+            .client
+            .post(&self.url)
+            .json(body)
+            .send()
+            .await
+            .expect("batch")
+            .json()
+            .await
+            .expect("batch json");
+        r.sort_by_key(|v| v["id"].as_u64());
+        r.into_iter()
+            .map(|mut v| {
+                if let Some(e) = v.get("error") {
+                    panic!("{method}: {e}");
+                }
+                v["result"].take()
+            })
+            .collect()
     }
 
     pub async fn send(&self, from: &str, to: &str, data: Vec<u8>) -> String {
@@ -362,6 +371,66 @@ impl Anvil {
             self.mine(step).await;
         }
         panic!("the transaction pool never emptied");
+    }
+}
+
+/// Logs per `emitTransfers` transaction (~21M gas: one transaction per 30M-gas block).
+pub const LOGS_PER_EMIT: u64 = 10_000;
+
+impl Anvil {
+    /// Makes `n` real ERC20 `Transfer` logs on `token` (a `TestToken`) with `emitTransfers`,
+    /// [`LOGS_PER_EMIT`] per transaction, numbered from `first`: the transactions go as one
+    /// JSON-RPC batch with explicit nonces and a gas limit of `eth_estimateGas` + 10% (under the
+    /// 30M block limit, so one transaction per block), then blocks are mined until all are in.
+    /// Returns the transaction hashes (all succeeded).
+    pub async fn emit_transfer_logs(&self, token: &str, first: u64, n: u64) -> Vec<String> {
+        const BLOCK_GAS: u64 = 30_000_000;
+        let from = self.accounts[0].clone();
+        let probe = calldata(emitTransfersCall {
+            start: u(first),
+            n: u(LOGS_PER_EMIT.min(n.max(1))),
+        });
+        let est = self
+            .rpc(
+                "eth_estimateGas",
+                json!([{"from": from, "to": token, "data": hex(&probe)}]),
+            )
+            .await;
+        let est = u64::from_str_radix(est.as_str().expect("hex").trim_start_matches("0x"), 16)
+            .expect("gas estimate");
+        let gas = (est + est / 10).min(BLOCK_GAS);
+        let n0 = self
+            .rpc("eth_getTransactionCount", json!([from, "pending"]))
+            .await;
+        let mut nonce = u64::from_str_radix(n0.as_str().expect("hex").trim_start_matches("0x"), 16)
+            .expect("nonce");
+        let mut body = Vec::new();
+        let mut start = 0;
+        while start < n {
+            let k = LOGS_PER_EMIT.min(n - start);
+            let data = calldata(emitTransfersCall {
+                start: u(first + start),
+                n: u(k),
+            });
+            body.push(
+                json!({"jsonrpc": "2.0", "id": body.len(), "method": "eth_sendTransaction",
+                "params": [{"from": from, "to": token, "data": hex(&data),
+                            "gas": format!("{gas:#x}"), "nonce": format!("{nonce:#x}")}]}),
+            );
+            nonce += 1;
+            start += k;
+        }
+        let mut hashes = Vec::new();
+        for chunk in body.chunks(500) {
+            for v in self.batch("eth_sendTransaction", chunk).await {
+                hashes.push(v.as_str().expect("tx hash").to_string());
+            }
+        }
+        // One transaction fits a block: mine as many blocks as transactions, then stragglers.
+        self.mine(hashes.len() as u64).await;
+        self.mine_all(&hashes).await;
+        self.assert_success(&hashes).await;
+        hashes
     }
 }
 

@@ -95,6 +95,12 @@ pub struct TestApp {
 /// A unique database name: `tq_test_<unix seconds>_<pid>_<counter>_<random>`. The timestamp
 /// lets `scripts/test` sweep only leftovers that are old enough not to belong to a live run.
 fn unique_name() -> String {
+    unique_name_with("tq_test")
+}
+
+/// [`unique_name`] with another prefix (`scripts/test` sweeps only `tq_test_*` leftovers, so a
+/// long benchmark run names its database otherwise).
+fn unique_name_with(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -104,7 +110,7 @@ fn unique_name() -> String {
     getrandom::fill(&mut r).expect("no randomness for a test database name");
     let r: String = r.iter().map(|b| format!("{b:02x}")).collect();
     format!(
-        "tq_test_{secs}_{}_{}_{r}",
+        "{prefix}_{secs}_{}_{}_{r}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
@@ -132,7 +138,10 @@ fn server_url(backend: Backend) -> String {
 
 /// Creates the test's database; returns its URL and how to drop it.
 async fn create_database(backend: Backend) -> (String, DbHandle) {
-    let name = unique_name();
+    create_database_named(backend, unique_name()).await
+}
+
+async fn create_database_named(backend: Backend, name: String) -> (String, DbHandle) {
     match backend {
         Backend::Sqlite => {
             let path = std::env::temp_dir().join(format!("{name}.db"));
@@ -185,6 +194,68 @@ async fn drop_database(backend: Backend, handle: &DbHandle) {
                 .await
                 .unwrap_or_else(|e| panic!("cannot drop database {name}: {e}"));
             let _ = admin.close().await;
+        }
+    }
+}
+
+/// A fresh, migrated database of `backend` that no server uses yet, for harnesses that run the
+/// release binary themselves (`benches/soak`); its name starts with `prefix`. Turn it into a
+/// [`TestApp`] with [`TestApp::external`] once a server answers on it.
+pub struct FreshDb {
+    /// The database's URL.
+    pub url: String,
+    /// A connection to it (setup: keys; reading progress).
+    pub db: DatabaseConnection,
+    pub backend: Backend,
+    handle: DbHandle,
+}
+
+impl FreshDb {
+    /// Creates and migrates the database.
+    pub async fn create(backend: Backend, prefix: &str) -> FreshDb {
+        use migration::MigratorTrait;
+        tokenql::tls::ensure_crypto_provider();
+        let (url, handle) = create_database_named(backend, unique_name_with(prefix)).await;
+        let db = tokenql::config::connect(&url, 2)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
+        migration::Migrator::up(&db, None)
+            .await
+            .unwrap_or_else(|e| panic!("migrations failed on {backend:?}: {e}"));
+        FreshDb {
+            url,
+            db,
+            backend,
+            handle,
+        }
+    }
+
+    /// Drops the database (when no [`TestApp`] took it over).
+    pub async fn drop_database(self) {
+        let _ = self.db.close_by_ref().await;
+        drop_database(self.backend, &self.handle).await;
+    }
+}
+
+impl TestApp {
+    /// A view of a server started elsewhere on `fresh` (at `base`, accepting `key`), with the
+    /// same helpers as a spawned one; [`TestApp::cleanup`] drops the database but leaves the
+    /// server to whoever started it.
+    pub fn external(fresh: FreshDb, base: String, key: String, key_id: i32) -> TestApp {
+        TestApp {
+            base,
+            key,
+            key_id,
+            db: fresh.db,
+            db_url: fresh.url,
+            backend: fresh.backend,
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .expect("cannot build an HTTP client"),
+            handle: fresh.handle,
+            shutdown: None,
+            server: None,
         }
     }
 }
