@@ -851,7 +851,7 @@ async fn bench() -> anyhow::Result<()> {
         for (i, t) in targets.iter().enumerate() {
             let m: Vec<&Measure> = per_run.iter().map(|r| &r[i]).collect();
             let med = |f: &dyn Fn(&Measure) -> Option<f64>| {
-                let v: Vec<f64> = m.iter().filter_map(|x| f(*x)).collect();
+                let v: Vec<f64> = m.iter().copied().filter_map(f).collect();
                 if v.is_empty() {
                     None
                 } else {

@@ -153,32 +153,53 @@ async fn attempts_after_failure(db: &DatabaseConnection, chain: Chain, scope: Sc
         + 1
 }
 
-/// Fetches and stores `[job.from, start)` until done, the deadline, or a stop.
+/// Fetches and stores `[job.from, start)` until done, the deadline, or a stop. The next
+/// range is fetched while the current one is written (in order: progress only ever covers
+/// stored ranges). At the deadline the turn ends only if another scope is waiting.
 async fn fetch(
     db: &DatabaseConnection,
     cfg: &ChainConfig,
     rpc: &Rpc,
     job: Job,
     start: u64,
-    deadline: Instant,
+    mut deadline: Instant,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<Turn, StepError> {
-    let mut from = job.from;
+    if job.from >= start {
+        return Ok(Turn::Done);
+    }
     let mut sizer = RangeSizer::new(cfg.max_range, 1, cfg.max_range.max(100_000));
-    while from < start {
+    let mut current = logs_of(rpc, job.scope, job.from, start, &mut sizer).await?;
+    loop {
+        let (to, logs) = current;
+        let batch = batch_of(rpc, job.scope, to, &logs).await?;
+        let write = store::write_batch(db, cfg.chain, &batch);
+        let next = to + 1;
+        if next >= start {
+            write.await?;
+            fetched(cfg.chain, job.scope.kind, logs.len() as u64);
+            return Ok(Turn::Done);
+        }
         if *stop.borrow() {
+            write.await?;
             return Ok(Turn::Stopped);
         }
         if Instant::now() >= deadline {
-            return Ok(Turn::Yield);
+            write.await?;
+            fetched(cfg.chain, job.scope.kind, logs.len() as u64);
+            if scopes::any_waiting(db, cfg.chain).await? {
+                return Ok(Turn::Yield);
+            }
+            deadline = Instant::now() + cfg.history_slice;
+            current = logs_of(rpc, job.scope, next, start, &mut sizer).await?;
+            continue;
         }
-        let (to, logs) = logs_of(rpc, job.scope, from, start, &mut sizer).await?;
-        let batch = batch_of(rpc, job.scope, to, &logs).await?;
-        store::write_batch(db, cfg.chain, &batch).await?;
+        let (written, ahead) =
+            tokio::join!(write, logs_of(rpc, job.scope, next, start, &mut sizer));
+        written?;
         fetched(cfg.chain, job.scope.kind, logs.len() as u64);
-        from = to + 1;
+        current = ahead?;
     }
-    Ok(Turn::Done)
 }
 
 /// The scope's logs in the largest range from `from` the provider accepts: (last block, logs).

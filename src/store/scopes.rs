@@ -190,19 +190,7 @@ pub async fn claim<C: ConnectionTrait>(
     lease: Duration,
 ) -> Result<Option<Job>, DbErr> {
     let now = now_ms();
-    let claimable = || {
-        Condition::any()
-            .add(
-                Condition::all()
-                    .add(S::State.eq(ScopeState::Pending.as_str()))
-                    .add(S::QueuedAt.lte(now)),
-            )
-            .add(
-                Condition::all()
-                    .add(S::State.eq(ScopeState::Syncing.as_str()))
-                    .add(S::LeaseUntil.lt(now)),
-            )
-    };
+    let claimable = || claimable(now);
     let candidates = scope_sync::Entity::find()
         .filter(S::ChainId.eq(chain.db_id()))
         .filter(claimable())
@@ -230,6 +218,33 @@ pub async fn claim<C: ConnectionTrait>(
         }
     }
     Ok(None)
+}
+
+/// Whether a scope of the chain is waiting for a worker (queued and due, or its lease ran
+/// out): a worker whose slice is used up yields only then.
+pub async fn any_waiting<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<bool, DbErr> {
+    let now = now_ms();
+    Ok(scope_sync::Entity::find()
+        .filter(S::ChainId.eq(chain.db_id()))
+        .filter(claimable(now))
+        .one(db)
+        .await?
+        .is_some())
+}
+
+/// Scopes a worker may claim at `now`.
+fn claimable(now: i64) -> Condition {
+    Condition::any()
+        .add(
+            Condition::all()
+                .add(S::State.eq(ScopeState::Pending.as_str()))
+                .add(S::QueuedAt.lte(now)),
+        )
+        .add(
+            Condition::all()
+                .add(S::State.eq(ScopeState::Syncing.as_str()))
+                .add(S::LeaseUntil.lt(now)),
+        )
 }
 
 /// Records a stored range of a history fetch, in the transaction that stored it; renews the
