@@ -61,9 +61,6 @@ pub struct QueryService {
     db: DatabaseConnection,
     cursors: CursorCodec,
     config: QueryConfig,
-    /// Chains seen complete (indexed from block 0, or declared complete): completeness only
-    /// grows, so their answers need no scope reads from then on.
-    complete_chains: status::CompleteChains,
 }
 
 impl QueryService {
@@ -74,7 +71,6 @@ impl QueryService {
             db,
             cursors: CursorCodec::new(secret),
             config,
-            complete_chains: Default::default(),
         })
     }
 

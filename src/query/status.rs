@@ -18,32 +18,7 @@ use crate::store::now_ms;
 use crate::store::scopes::{self, ScopeRow};
 use crate::types::{Chain, Scope, ScopeState};
 
-use std::sync::{Arc, RwLock};
-
 use sea_orm::EntityTrait;
-
-/// The ids of the chains seen complete. A chain never becomes incomplete again (its start
-/// block only moves down, and a declaration of completeness is never withdrawn), so a chain
-/// once seen complete is remembered for the life of the process.
-#[derive(Debug, Clone, Default)]
-pub struct CompleteChains(Arc<RwLock<Vec<u64>>>);
-
-impl CompleteChains {
-    fn contains(&self, chain: Chain) -> bool {
-        self.0
-            .read()
-            .map(|c| c.contains(&chain.id()))
-            .unwrap_or(false)
-    }
-
-    fn insert(&self, chain: Chain) {
-        if let Ok(mut c) = self.0.write() {
-            if !c.contains(&chain.id()) {
-                c.push(chain.id());
-            }
-        }
-    }
-}
 
 /// The chain's indexing state, as answers need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,27 +84,20 @@ impl QueryService {
             _ => true,
         };
         let start_block = s.start_block.and_then(|b| u64::try_from(b).ok());
-        let complete = s.history_complete || start_block == Some(0);
-        if complete {
-            self.complete_chains.insert(chain);
-        }
         Ok(ChainView {
             lagging,
-            complete,
+            complete: s.history_complete || start_block == Some(0),
             start_block,
         })
     }
 
-    /// The stored state of the scopes `needs` names (none when it names none, or when the
-    /// chain is known to be complete: then no scope matters).
+    /// The stored state of the scopes `needs` names (none when it names none). Read with the
+    /// page and the chain's state, so it costs no round trip of its own.
     pub async fn scope_rows(
         &self,
         chain: Chain,
         needs: &Needs,
     ) -> Result<Vec<ScopeRow>, QueryError> {
-        if self.complete_chains.contains(chain) {
-            return Ok(Vec::new());
-        }
         Ok(scopes::read(&self.db, chain, &needs.scopes()).await?)
     }
 
