@@ -58,11 +58,14 @@ pub async fn run(
             tracing::warn!(%chain, error = %e, "could not resume interrupted history fetches")
         }
     }
-    let slots = (0..cfg.history_workers.max(1)).map(|_| {
+    // A `JoinSet`: when the chain stops on its own and aborts this task, dropping the set
+    // aborts the slots with it (spawned tasks would outlive it and go on fetching).
+    let mut slots = tokio::task::JoinSet::new();
+    for _ in 0..cfg.history_workers.max(1) {
         let (db, cfg, rpc, stop) = (db.clone(), cfg.clone(), rpc.clone(), stop.clone());
-        tokio::spawn(async move { slot(db, cfg, rpc, start, stop).await })
-    });
-    futures_util::future::join_all(slots).await;
+        slots.spawn(async move { slot(db, cfg, rpc, start, stop).await });
+    }
+    while slots.join_next().await.is_some() {}
 }
 
 /// One slot: claims scopes and fetches them, one at a time.
