@@ -291,6 +291,7 @@ async fn timed_ingest(db: &DatabaseConnection, rpc_url: &str, head: u64) -> anyh
         db.clone(),
         IndexerConfig {
             chains: vec![chain_config(rpc_url)],
+            ..Default::default()
         },
         async move {
             let _ = stop_rx.await;

@@ -22,6 +22,17 @@ pub const STATEMENT_CACHE: usize = 100;
 /// file cache.
 pub const SQLITE_PAGE_CACHE_KIB: u32 = 512;
 
+/// The default pool size for `url`: 16, or 4 on SQLite. SQLite runs one writing transaction
+/// at a time, readers beyond the cores gain nothing, and each connection's caches are the
+/// server's memory (~4.5 MiB each in the soak: docs/BENCHMARKS.md, "Soak").
+pub fn default_pool(url: &str) -> u32 {
+    if url.starts_with("sqlite:") {
+        4
+    } else {
+        16
+    }
+}
+
 /// Connects to `url` (SQLite, PostgreSQL or MySQL/MariaDB) with a bounded pool; every
 /// connection's caches are bounded ([`STATEMENT_CACHE`], [`SQLITE_PAGE_CACHE_KIB`]).
 pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, DbErr> {
@@ -46,6 +57,25 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         .map_sqlx_postgres_opts(|o| o.statement_cache_capacity(STATEMENT_CACHE))
         .map_sqlx_mysql_opts(|o| o.statement_cache_capacity(STATEMENT_CACHE));
     Database::connect(opts).await
+}
+
+/// A PostgreSQL pool (a read replica's) that opens no connection until the first statement,
+/// so a server that is down now is not an error yet; a connection that cannot be had within
+/// two seconds fails the statement rather than holding the request.
+pub fn connect_lazy(url: &str, max_connections: u32) -> Result<DatabaseConnection, DbErr> {
+    use sea_orm::sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+    let opts: PgConnectOptions = url
+        .parse()
+        .map_err(|e: sea_orm::sqlx::Error| DbErr::Custom(format!("invalid URL: {e}")))?;
+    let pool = PgPoolOptions::new()
+        .max_connections(max_connections)
+        .min_connections(0)
+        .acquire_timeout(Duration::from_secs(2))
+        .test_before_acquire(false)
+        .connect_lazy_with(opts.statement_cache_capacity(STATEMENT_CACHE));
+    Ok(sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(
+        pool,
+    ))
 }
 
 /// Whether every migration has been applied. Read-only: an unmigrated database is left as it

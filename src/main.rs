@@ -87,7 +87,7 @@ enum Command {
     /// Follow the configured chains (see --rpc) into the database.
     Index {
         #[command(flatten)]
-        indexer: IndexerArgs,
+        indexer: Box<IndexerArgs>,
     },
     /// Show each chain's head, indexed block and lag, and every history fetch (scope, state,
     /// progress, ETA).
@@ -123,9 +123,27 @@ enum Command {
         /// Answers say SYNCING while the indexer trails the chain head by more blocks than this.
         #[arg(long, env = "TOKENQL_MAX_LAG_BLOCKS", default_value_t = 16)]
         max_lag_blocks: u64,
-        /// Database connection pool size.
-        #[arg(long, env = "TOKENQL_DB_POOL", default_value_t = 16)]
-        db_pool: u32,
+        /// Database connection pool size (per database: the primary and each read replica).
+        /// Default: 16; 4 on SQLite, where every connection's caches are the server's memory and
+        /// one writer at a time needs no more (see README).
+        #[arg(long, env = "TOKENQL_DB_POOL", value_parser = clap::value_parser!(u32).range(1..))]
+        db_pool: Option<u32>,
+        /// A PostgreSQL read replica of --database-url for the APIs' reads; repeatable (env:
+        /// comma-separated). Writes still go to --database-url.
+        #[arg(
+            long = "database-read-url",
+            env = "TOKENQL_DATABASE_READ_URLS",
+            value_name = "URL",
+            value_delimiter = ','
+        )]
+        database_read_urls: Vec<String>,
+        /// Milliseconds a read replica may trail the primary and stay in rotation.
+        #[arg(long, env = "TOKENQL_REPLICA_MAX_LAG_MS", default_value_t = 5000)]
+        replica_max_lag_ms: u64,
+        /// Milliseconds between two checks of each read replica.
+        #[arg(long, env = "TOKENQL_REPLICA_CHECK_MS", default_value_t = 500,
+              value_parser = clap::value_parser!(u64).range(50..))]
+        replica_check_ms: u64,
         /// A browser origin allowed to call the API (CORS), e.g. https://app.example.com, or *
         /// for any; repeatable (env: comma-separated). None: no CORS headers.
         #[arg(
@@ -159,7 +177,7 @@ enum Command {
         #[arg(long, env = "TOKENQL_KEY_CACHE_TTL", default_value_t = tokenql::ops::DEFAULT_KEY_CACHE_TTL.as_secs())]
         key_cache_ttl: u64,
         #[command(flatten)]
-        indexer: IndexerArgs,
+        indexer: Box<IndexerArgs>,
         #[command(flatten)]
         offchain: Box<tokenql::offchain::cli::OffchainArgs>,
     },
@@ -389,6 +407,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             demo_db,
             max_lag_blocks,
             db_pool,
+            database_read_urls,
+            replica_max_lag_ms,
+            replica_check_ms,
             cors_origins,
             rate_limit,
             rate_burst,
@@ -421,6 +442,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 cli.database_url.clone()
             };
+            let db_pool = db_pool.unwrap_or_else(|| tokenql::config::default_pool(&url));
             let db = tokenql::config::connect(&url, db_pool)
                 .await
                 .context("connecting to the database")?;
@@ -444,9 +466,20 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     "the database has pending migrations: run `tokenql migrate` first"
                 );
             }
+            let reads = tokenql::store::replicas::Reads::connect(
+                db.clone(),
+                &database_read_urls,
+                db_pool,
+                tokenql::store::replicas::ReplicaConfig {
+                    max_lag: std::time::Duration::from_millis(replica_max_lag_ms),
+                    check_every: std::time::Duration::from_millis(replica_check_ms),
+                },
+            )
+            .await?;
             let state = tokenql::AppState::new(db, tokenql::query::QueryConfig { max_lag_blocks })
                 .await?
-                .with_options(options);
+                .with_options(options)
+                .with_reads(reads);
             let listener = tokio::net::TcpListener::bind(bind)
                 .await
                 .with_context(|| format!("binding {bind}"))?;
@@ -472,7 +505,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             });
             let workers =
                 tokenql::offchain::spawn(state.db().clone(), offchain_config, stop_rx.clone());
+            let monitor = state.reads.spawn_monitor(stop_rx.clone());
             tokenql::run(listener, state, stopped(stop_rx)).await?;
+            if let Some(m) = monitor {
+                let _ = m.await;
+            }
             for worker in workers {
                 worker.await?;
             }

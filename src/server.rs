@@ -23,14 +23,18 @@ use tokio::net::TcpListener;
 
 use crate::ops::{metrics, Ops, ServerOptions};
 use crate::query::QueryService;
+use crate::store::replicas::{ReadChoice, Reads};
 
 /// Shared state of every handler.
 #[derive(Clone)]
 pub struct AppState {
+    /// The query service on the primary; a request's reads go through [`Reader`].
     pub service: QueryService,
     pub graphql: crate::graphql::Executor,
     /// Rate-limit buckets, the key cache and the operational settings.
     pub ops: Ops,
+    /// The primary and the read replicas.
+    pub reads: Reads,
 }
 
 impl AppState {
@@ -40,13 +44,21 @@ impl AppState {
         db: DatabaseConnection,
         config: crate::query::QueryConfig,
     ) -> Result<Self, sea_orm::DbErr> {
+        let reads = Reads::primary_only(db.clone());
         let service = QueryService::new(db, config).await?;
         let graphql = crate::graphql::schema(service.clone());
         Ok(Self {
             service,
             graphql,
             ops: Ops::default(),
+            reads,
         })
+    }
+
+    /// The same state reading through `reads` (whose primary must be this state's database).
+    pub fn with_reads(mut self, reads: Reads) -> Self {
+        self.reads = reads;
+        self
     }
 
     /// The same state with other operational settings (and fresh buckets and key cache).
@@ -55,9 +67,68 @@ impl AppState {
         self
     }
 
+    /// The primary database.
     pub fn db(&self) -> &DatabaseConnection {
         self.service.db()
     }
+}
+
+/// The query service reading where this request's reads go ([`route_reads`]).
+pub struct Reader(pub QueryService);
+
+impl axum::extract::FromRequestParts<AppState> for Reader {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Reader(reader(state, &parts.extensions)))
+    }
+}
+
+/// The query service for a request with these extensions.
+pub fn reader(state: &AppState, extensions: &axum::http::Extensions) -> QueryService {
+    match extensions.get::<ReadChoice>() {
+        Some(choice) => state.service.reading_from(choice),
+        None => state.service.clone(),
+    }
+}
+
+/// Set on a response whose answer failed on our side (a GraphQL response carries its errors in
+/// a 200): with [`route_reads`], a request that failed on a replica is retried on the primary.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadFailed;
+
+/// The largest request body [`route_reads`] keeps for a retry; larger ones are not retried.
+const RETRY_BODY_BYTES: usize = 1 << 20;
+
+/// Sends the request's reads to a replica in rotation ([`Reads::pick`]); when the answer
+/// fails there, takes the replica out of rotation and answers from the primary instead, so a
+/// replica that goes down costs no failed request beyond those it had in flight.
+async fn route_reads(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if !state.reads.has_replicas() {
+        return next.run(req).await;
+    }
+    let choice = state.reads.pick();
+    let Some(replica) = choice.replica else {
+        return next.run(req).await;
+    };
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, RETRY_BODY_BYTES).await else {
+        let mut req = Request::from_parts(parts, axum::body::Body::empty());
+        req.extensions_mut().insert(choice);
+        return next.run(req).await;
+    };
+    let mut first = Request::from_parts(parts.clone(), axum::body::Body::from(bytes.clone()));
+    first.extensions_mut().insert(choice);
+    let resp = next.clone().run(first).await;
+    if !resp.status().is_server_error() && resp.extensions().get::<ReadFailed>().is_none() {
+        return resp;
+    }
+    state.reads.suspect(replica);
+    let retry = Request::from_parts(parts, axum::body::Body::from(bytes));
+    next.run(retry).await
 }
 
 /// Who made the request: the authenticated key.
@@ -170,10 +241,16 @@ pub fn router(state: AppState) -> Router {
             rest_auth,
         ))
         .layer(axum::middleware::from_fn(deprecation));
-    let app = Router::new()
+    let api = Router::new()
         .nest("/api/v2", rest.clone())
         .nest("/api/v2.2", rest)
         .merge(crate::graphql::router())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            route_reads,
+        ));
+    let app = Router::new()
+        .merge(api)
         .merge(crate::rest::openapi::routes())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

@@ -57,6 +57,14 @@ const QUIET_BLOCKS: u64 = 1 + 2 * 4;
 const BLOCK_GAS: u64 = 1_000_000;
 /// Every transaction uses at least 21,000 of a block's 1,000,000 gas: no block holds more.
 const MAX_TXS_PER_BLOCK: u64 = BLOCK_GAS / 21_000;
+/// The leader lease of the killed runs: a restart takes over this long after a kill.
+const KILL_LEASE_MS: u64 = 400;
+/// The leader lease of the failover run: a standby takes over this long after the leader dies.
+const FAILOVER_LEASE_MS: u64 = 1_000;
+/// Leaders SIGKILLed in the failover run.
+const FAILOVERS: usize = 3;
+/// How long a standby may take to store a range after its leader was killed.
+const TAKEOVER_LIMIT: Duration = Duration::from_secs(6);
 /// How long one indexer run may take to get where it is waited for.
 const RUN_LIMIT: Duration = Duration::from_secs(90);
 
@@ -395,9 +403,16 @@ struct Indexer {
 
 impl Indexer {
     /// `tokenql index` on `db`, following `rpc` from block 0; stderr is appended to `log`.
+    /// A restart after a kill waits for the killed process's leader lease to expire, so the
+    /// lease is short ([`KILL_LEASE_MS`]).
     fn start(db: &FreshDb, rpc: &str, log: &Path) -> Indexer {
+        Self::start_with_lease(db, rpc, log, KILL_LEASE_MS)
+    }
+
+    fn start_with_lease(db: &FreshDb, rpc: &str, log: &Path, lease_ms: u64) -> Indexer {
         let range = MAX_LOG_RANGE.to_string();
         let rpc = format!("eth={rpc}");
+        let lease = lease_ms.to_string();
         let args = [
             "index",
             "--rpc",
@@ -406,6 +421,8 @@ impl Indexer {
             "eth=0",
             "--max-log-range",
             &range,
+            "--leader-lease-ms",
+            &lease,
         ];
         let child = tokenql_cmd(&db.url, log, &args)
             .spawn()
@@ -736,6 +753,102 @@ async fn kill_repeatedly(
     kills
 }
 
+/// The pid in the chain's leader lease (`host:pid:nonce`), if any process holds it.
+async fn leader_pid(db: &DatabaseConnection) -> Option<u32> {
+    let row = tokenql::entity::indexer_lease::Entity::find_by_id(1i64)
+        .one(db)
+        .await
+        .expect("indexer_lease");
+    let holder = row?.holder?;
+    holder.rsplit(':').nth(1)?.parse().ok()
+}
+
+/// One leader killed in the failover run.
+#[derive(Debug)]
+#[allow(dead_code)] // Read through `Debug` in failure messages.
+struct Failover {
+    /// Indexed block when the leader was killed.
+    at: Option<u64>,
+    /// From the kill to the standby's first stored range.
+    takeover: Duration,
+}
+
+/// Two `tokenql index` for one chain; the leader is SIGKILLed [`FAILOVERS`] times mid-ingest
+/// (and a fresh standby started after each kill). Returns the takeovers; ingest is left to
+/// finish by the survivors.
+async fn fail_over_repeatedly(
+    fresh: &FreshDb,
+    db: &DatabaseConnection,
+    rpc: &str,
+    head: (u64, &str),
+    log: &Path,
+) -> Vec<Failover> {
+    let start = || Indexer::start_with_lease(fresh, rpc, log, FAILOVER_LEASE_MS);
+    let mut procs = vec![start(), start()];
+    let mut failovers = Vec::new();
+    for i in 0..FAILOVERS {
+        let point = head.0 * (i as u64 + 1) / (FAILOVERS as u64 + 2);
+        let deadline = Instant::now() + RUN_LIMIT;
+        while indexed(db).await.is_none_or(|b| b < point) || leader_pid(db).await.is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "ingest never reached block {point} with a leader:\n{}",
+                tail(log)
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let pid = leader_pid(db).await.expect("a leader");
+        let idx = procs
+            .iter()
+            .position(|p| p.child.id() == pid)
+            .unwrap_or_else(|| panic!("the leader {pid} is none of this test's processes"));
+        let at = indexed(db).await;
+        assert!(
+            at.is_some_and(|b| b < head.0),
+            "ingest finished before failover {i}"
+        );
+        procs.swap_remove(idx).kill();
+        let killed = Instant::now();
+        procs.push(start());
+        // The standby takes the lease over and stores a range of its own.
+        loop {
+            let moved = indexed(db).await > at;
+            let leader = leader_pid(db).await;
+            if moved && leader.is_some_and(|p| p != pid) {
+                break;
+            }
+            assert!(
+                killed.elapsed() < TAKEOVER_LIMIT,
+                "no standby took over within {TAKEOVER_LIMIT:?} of killing leader {pid} \
+                 (leader now {leader:?}, indexed {:?}):\n{}",
+                indexed(db).await,
+                tail(log)
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        failovers.push(Failover {
+            at,
+            takeover: killed.elapsed(),
+        });
+    }
+    let deadline = Instant::now() + RUN_LIMIT;
+    while !finished(db, head.0, head.1).await {
+        for p in &mut procs {
+            p.assert_running();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the failover run did not finish:\n{}",
+            tail(log)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for p in procs {
+        p.kill();
+    }
+    failovers
+}
+
 async fn killed_repeatedly_ends_like_a_clean_run(backend: Backend) {
     let _serial = SERIAL.lock().await;
     let t0 = Instant::now();
@@ -830,18 +943,38 @@ async fn killed_repeatedly_ends_like_a_clean_run(backend: Backend) {
         log.display()
     );
 
+    // Two indexers for the chain, the leader killed FAILOVERS times.
+    let t4 = Instant::now();
+    let fo = FreshDb::create(backend).await;
+    let fo_log = std::env::temp_dir().join(format!("{}.log", fo.name));
+    let fo_db = migrate(&fo, &fo_log).await;
+    let failovers = fail_over_repeatedly(&fo, &fo_db, &chain.url, tip, &fo_log).await;
+    let fo_digest = digest(fo_db.clone()).await;
+    assert_eq!(
+        fo_digest,
+        want,
+        "{backend:?}: the run whose leader was killed {FAILOVERS} times differs from the clean \
+         one (failovers: {failovers:?}; log: {})",
+        fo_log.display()
+    );
+    let t_failover = t4.elapsed();
+
     let _ = clean_db.close().await;
     let _ = db.close().await;
+    let _ = fo_db.close().await;
     clean.drop_db().await;
     crashed.drop_db().await;
+    fo.drop_db().await;
     let _ = std::fs::remove_file(&clean_log);
     let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_file(&fo_log);
     let secs = |d: Duration| format!("{:.1}s", d.as_secs_f64());
     let rolled_back = rolled_back.map_or(String::new(), |n| format!(", {n} rolled back"));
     eprintln!(
         "indexer_crash {backend:?}: {} blocks, {} ERC20 logs, {} NFT rows, built in {}; clean run {}; \
          {KILLS} kills ({mid_ingest} mid-ingest, {in_txn} seen in a write transaction{rolled_back}) \
-         and the rest {}; digests equal, in {}; total {}\n  kills (indexed before->after): {kills:?}",
+         and the rest {}; digests equal, in {}; {FAILOVERS} leaders killed beside a standby, run in {} \
+         (takeovers: {failovers:?}); total {}\n  kills (indexed before->after): {kills:?}",
         head + 1,
         built.erc20_logs,
         built.nft_rows,
@@ -849,6 +982,7 @@ async fn killed_repeatedly_ends_like_a_clean_run(backend: Backend) {
         secs(t_clean),
         secs(t_crashed),
         secs(t_digest),
+        secs(t_failover),
         secs(t0.elapsed()),
     );
 }

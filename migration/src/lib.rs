@@ -19,6 +19,7 @@ mod m20261121_000002_contract_metadata_fetch;
 mod m20261121_000003_api_key_rate_limit;
 mod m20261121_000004_metadata_media_flags;
 mod m20261124_000005_history_scopes;
+mod m20261124_000006_indexer_leases;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -32,6 +33,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000003_api_key_rate_limit::Migration),
             Box::new(m20261121_000004_metadata_media_flags::Migration),
             Box::new(m20261124_000005_history_scopes::Migration),
+            Box::new(m20261124_000006_indexer_leases::Migration),
         ]
     }
 }

@@ -6,6 +6,7 @@ pub mod block;
 pub mod chain_state;
 pub mod contract;
 pub mod erc20_transfer;
+pub mod indexer_lease;
 pub mod nft_holding;
 pub mod nft_media;
 pub mod nft_token;

@@ -13,7 +13,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
 use super::error::{error_response, http_status, Code};
-use crate::server::{authenticate, AppState, AuthFailure, Caller};
+use crate::server::{authenticate, AppState, AuthFailure, Caller, ReadFailed, Reader};
 
 /// The largest request body read, in bytes. GraphQL documents are small.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -93,7 +93,8 @@ pub async fn post(State(state): State<AppState>, req: Request) -> Response {
     match serde_json::from_slice::<async_graphql::Request>(&bytes) {
         Ok(request) => {
             let base = media_base(&state, &parts.headers);
-            execute(&state, request.data(caller).data(base)).await
+            let service = crate::server::reader(&state, &parts.extensions);
+            execute(&state, request.data(caller).data(base).data(service)).await
         }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
@@ -112,6 +113,7 @@ pub async fn post(State(state): State<AppState>, req: Request) -> Response {
 /// (`query`, `variables` as JSON, `operationName`).
 pub async fn get(
     State(state): State<AppState>,
+    Reader(service): Reader,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Response {
@@ -127,7 +129,7 @@ pub async fn get(
     match async_graphql::http::parse_query_string(&raw) {
         Ok(request) => {
             let base = media_base(&state, &headers);
-            execute(&state, request.data(caller).data(base)).await
+            execute(&state, request.data(caller).data(base).data(service)).await
         }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
@@ -195,9 +197,19 @@ fn too_large() -> Response {
     )
 }
 
+/// Runs `request`; a response with an error of ours is marked [`ReadFailed`], so that one
+/// read from a replica is retried on the primary.
 async fn execute(state: &AppState, request: async_graphql::Request) -> Response {
     let resp = state.graphql.execute(request).await;
-    respond(http_status(&resp), &resp)
+    let ours = resp
+        .errors
+        .iter()
+        .any(|e| super::error::code_of(e) == Some(Code::InternalServerError));
+    let mut out = respond(http_status(&resp), &resp);
+    if ours {
+        out.extensions_mut().insert(ReadFailed);
+    }
+    out
 }
 
 /// Serializes a GraphQL response as `application/json` with `status`.

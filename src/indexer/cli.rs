@@ -44,6 +44,11 @@ pub struct IndexerArgs {
     /// Seconds a failed history fetch waits before a request schedules it again.
     #[arg(long, env = "TOKENQL_HISTORY_RETRY_SECS", default_value_t = 60)]
     pub history_retry_secs: u64,
+    /// Milliseconds a chain's leader lease lives without renewal: one process indexes a chain,
+    /// others stand by and take over this long after the leader dies (renewed every fifth).
+    #[arg(long, env = "TOKENQL_LEADER_LEASE_MS", default_value_t = 5000,
+          value_parser = clap::value_parser!(u64).range(250..))]
+    pub leader_lease_ms: u64,
 }
 
 fn env_key(chain: Chain) -> String {
@@ -113,6 +118,11 @@ impl IndexerArgs {
                 cfg
             })
             .collect();
-        Ok(IndexerConfig { chains })
+        Ok(IndexerConfig {
+            chains,
+            lease: super::leader::LeaseConfig {
+                ttl: Duration::from_millis(self.leader_lease_ms),
+            },
+        })
     }
 }

@@ -63,6 +63,8 @@ impl ChainConfig {
 #[derive(Debug, Clone, Default)]
 pub struct IndexerConfig {
     pub chains: Vec<ChainConfig>,
+    /// The per-chain leader lease.
+    pub lease: super::leader::LeaseConfig,
 }
 
 /// Parses `CHAIN=VALUE` (e.g. `eth=http://127.0.0.1:8545`, `0x1=17000000`).

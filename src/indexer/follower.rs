@@ -19,6 +19,7 @@ use super::rpc::{Rpc, RpcFailure};
 use super::IndexerError;
 use crate::decode::{self, Decoded, Erc20Move, NftMove};
 use crate::entity::{block, chain_state};
+use crate::store::lease::Fence;
 use crate::store::{self, rollback, Batch, BlockHeader, Checkpoint, StoreError};
 use crate::types::Chain;
 
@@ -45,6 +46,9 @@ impl From<StoreError> for StepError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Db(d) => StepError::Db(d),
+            StoreError::LeaseLost { holder } => StepError::Fatal(IndexerError::LeaseLost {
+                holder: holder.unwrap_or_else(|| "nobody".to_string()),
+            }),
             other => StepError::Rpc(RpcFailure::Transient(other.to_string())),
         }
     }
@@ -71,6 +75,8 @@ pub(crate) struct Follower {
     /// The next range, fetched while the current one is written.
     ahead: Option<Ahead>,
     progress: Progress,
+    /// The chain's lease every batch must hold (see [`super::leader`]).
+    fence: Option<Fence>,
 }
 
 /// Logs a range aims to hold. Ranges shrink to this at the density seen last (and their cap
@@ -217,11 +223,13 @@ async fn fetch_range(
     })
 }
 
-/// Runs one chain until stopped or failed.
+/// Runs one chain until stopped or failed. With a `fence`, every batch is written only while
+/// this process holds the chain's lease.
 pub async fn run_chain(
     db: DatabaseConnection,
     cfg: ChainConfig,
     mut stop: watch::Receiver<bool>,
+    fence: Option<Fence>,
 ) -> Result<(), IndexerError> {
     let chain = cfg.chain;
     let rpc =
@@ -293,6 +301,7 @@ pub async fn run_chain(
         cfg,
         rpc,
         start,
+        fence,
     };
     let mut failures = 0u32;
     let result = loop {
@@ -482,6 +491,7 @@ impl Follower {
                 indexed_block: Some(to),
                 head_block: head,
             }),
+            fence: self.fence.clone(),
             ..Default::default()
         };
         let writing = Instant::now();
@@ -553,7 +563,8 @@ impl Follower {
                     indexed_block: keep,
                     head_block: head,
                 };
-                let r = rollback::rollback_to(&self.db, chain, keep, cp).await?;
+                let r =
+                    rollback::rollback_to(&self.db, chain, keep, cp, self.fence.as_ref()).await?;
                 tracing::warn!(
                     %chain,
                     tip,

@@ -9,6 +9,10 @@
 //! - the [`metadata`] worker reads contract names, symbols, decimals and standards by
 //!   `eth_call`, off the ingest path.
 //!
+//! One process leads each chain: the [`leader`] holds the chain's lease in the database and runs
+//! the three tasks only while it does; other processes for the chain stand by and take over
+//! when the lease expires.
+//!
 //! Failures are explicit: transient RPC errors retry with backoff under a budget and the chain
 //! pauses and resumes; a database outage pauses ingest until it returns; a chain-id mismatch or
 //! a reorg deeper than the configured maximum stops that chain loudly.
@@ -17,6 +21,7 @@ pub mod cli;
 pub mod config;
 pub mod follower;
 pub mod history;
+pub mod leader;
 pub mod metadata;
 pub mod progress;
 pub mod range;
@@ -44,9 +49,14 @@ pub enum IndexerError {
     DeepReorg { chain: String, max: u64, at: u64 },
     #[error("chain {chain}: {message}")]
     Rpc { chain: String, message: String },
+    /// Another process took the chain's lease over: this one stands by again.
+    #[error("the chain's lease is held by {holder}")]
+    LeaseLost { holder: String },
 }
 
-/// Runs every configured chain until `shutdown` completes or a chain fails permanently.
+/// Runs every configured chain until `shutdown` completes or a chain fails permanently. Each
+/// chain is followed only while this process holds its lease ([`leader`]); otherwise the
+/// process stands by for it.
 pub async fn run(
     db: DatabaseConnection,
     config: IndexerConfig,
@@ -57,11 +67,11 @@ pub async fn run(
         shutdown.await;
         let _ = stop_tx.send(true);
     });
+    let fence = crate::store::lease::Fence::new(&crate::store::lease::process_holder());
     let mut tasks = tokio::task::JoinSet::new();
     for chain in config.chains {
-        let db = db.clone();
-        let stop = stop_rx.clone();
-        tasks.spawn(async move { follower::run_chain(db, chain, stop).await });
+        let (db, stop, fence) = (db.clone(), stop_rx.clone(), fence.clone());
+        tasks.spawn(leader::lead(db, chain, config.lease, fence, stop));
     }
     let mut first_error = None;
     while let Some(r) = tasks.join_next().await {

@@ -1,5 +1,5 @@
 //! `tokenql status`: each chain's start, indexed block, head and lag, and every history fetch
-//! (scope, state, progress, logs, ETA, last error).
+//! (scope, state, progress, logs, ETA, last error), and who holds each chain's leader lease.
 
 use sea_orm::{DatabaseConnection, DbErr, EntityTrait, QueryOrder};
 
@@ -41,6 +41,7 @@ pub async fn report(db: &DatabaseConnection) -> Result<Vec<String>, DbErr> {
             opt(s.head_block)
         ));
     }
+    out.extend(lease_lines(&crate::store::lease::list(db).await?, now_ms()));
     let rows = scopes::list(db).await?;
     if !rows.is_empty() {
         out.push(String::new());
@@ -54,6 +55,34 @@ pub async fn report(db: &DatabaseConnection) -> Result<Vec<String>, DbErr> {
         }
     }
     Ok(out)
+}
+
+/// The leader lease of each chain an indexer has led: its holder and how long it has left
+/// (an expired one is free for a standby to take).
+fn lease_lines(leases: &[crate::store::lease::LeaseInfo], now: i64) -> Vec<String> {
+    if leases.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![
+        String::new(),
+        format!(
+            "{:<12} {:<40} {:>12} {:>10}",
+            "chain", "leader", "lease", "takeovers"
+        ),
+    ];
+    for l in leases {
+        let (holder, left) = match &l.holder {
+            None => ("(none: released)".to_string(), "-".to_string()),
+            Some(h) if l.expires_at <= now => (h.clone(), "expired".to_string()),
+            Some(h) => (h.clone(), format!("{} ms", l.expires_at - now)),
+        };
+        out.push(format!(
+            "{:<12} {holder:<40} {left:>12} {:>10}",
+            chain_name(l.chain_id),
+            l.takeovers
+        ));
+    }
+    out
 }
 
 fn chain_name(id: i64) -> String {

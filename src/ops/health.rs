@@ -6,6 +6,9 @@
 //!   `{"status":"not ready","reason":"..."}`. The reason is a fixed phrase; the database's own
 //!   error text is logged, never sent. The check is read-only (it never creates the migration
 //!   table, unlike `migrate`), so a probe never writes, and is bounded by [`TIMEOUT`].
+//!   With read replicas (`serve --database-read-url`), the body also lists each one as the
+//!   last check saw it: `{"name", "up", "lag_ms", "in_rotation"}`. A replica out of rotation
+//!   does not make the process unready: its reads go to the primary.
 
 use std::time::Duration;
 
@@ -35,18 +38,30 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
             TIMEOUT.as_secs()
         )),
     };
-    match outcome {
-        Ok(()) => (
-            StatusCode::OK,
-            Json(serde_json::json!({ "status": "ready" })),
-        )
-            .into_response(),
+    let (status, mut body) = match outcome {
+        Ok(()) => (StatusCode::OK, serde_json::json!({ "status": "ready" })),
         Err(reason) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(serde_json::json!({ "status": "not ready", "reason": reason })),
-        )
-            .into_response(),
+            serde_json::json!({ "status": "not ready", "reason": reason }),
+        ),
+    };
+    if state.reads.has_replicas() {
+        let replicas: Vec<serde_json::Value> = state
+            .reads
+            .statuses()
+            .into_iter()
+            .map(|r| {
+                serde_json::json!({
+                    "name": r.name,
+                    "up": r.up,
+                    "lag_ms": r.lag_ms,
+                    "in_rotation": r.in_rotation,
+                })
+            })
+            .collect();
+        body["replicas"] = serde_json::Value::Array(replicas);
     }
+    (status, Json(body)).into_response()
 }
 
 /// `Ok` when ready, else the reason (safe to show).

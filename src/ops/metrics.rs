@@ -19,6 +19,9 @@
 //! | [`RPC_REQUESTS`] | counter | `chain`, `method` |
 //! | [`RPC_ERRORS`] | counter, every failed attempt | `chain`, `method`, `class` (`transient`, `too_large`, `permanent`) |
 //! | [`DB_POOL_CONNECTIONS`], [`DB_POOL_IDLE`], [`DB_POOL_MAX`] | gauges, refreshed at each scrape | `backend` |
+//! | [`INDEXER_LEADER`] | gauge, 1 while this process leads the chain, 0 while it stands by | `chain` |
+//! | [`REPLICA_UP`], [`REPLICA_IN_ROTATION`] | gauges, 0/1, refreshed at each scrape | `replica` (`host:port/db`) |
+//! | [`REPLICA_LAG`] | gauge, seconds behind the primary at the last check (absent while unknown) | `replica` |
 //! | [`BUILD_INFO`] | gauge, always 1 | `version` |
 //!
 //! Memory: every series is bounded by its labels (routes, statuses, at most
@@ -60,6 +63,10 @@ pub const RPC_ERRORS: &str = "tokenql_rpc_errors_total";
 pub const DB_POOL_CONNECTIONS: &str = "tokenql_db_pool_connections";
 pub const DB_POOL_IDLE: &str = "tokenql_db_pool_idle_connections";
 pub const DB_POOL_MAX: &str = "tokenql_db_pool_max_connections";
+pub const INDEXER_LEADER: &str = "tokenql_indexer_leader";
+pub const REPLICA_UP: &str = "tokenql_replica_up";
+pub const REPLICA_IN_ROTATION: &str = "tokenql_replica_in_rotation";
+pub const REPLICA_LAG: &str = "tokenql_replica_lag_seconds";
 pub const BUILD_INFO: &str = "tokenql_build_info";
 
 /// Histogram buckets, in seconds: 1 ms to 30 s.
@@ -164,6 +171,19 @@ fn describe() {
     describe_gauge!(DB_POOL_CONNECTIONS, "Open database connections.");
     describe_gauge!(DB_POOL_IDLE, "Idle database connections.");
     describe_gauge!(DB_POOL_MAX, "The database pool's maximum size.");
+    describe_gauge!(
+        INDEXER_LEADER,
+        "1 while this process leads the chain's indexing, 0 while it stands by."
+    );
+    describe_gauge!(REPLICA_UP, "1 while the read replica answers.");
+    describe_gauge!(
+        REPLICA_IN_ROTATION,
+        "1 while API reads may go to the replica (up, and within the allowed lag)."
+    );
+    describe_gauge!(
+        REPLICA_LAG,
+        "Seconds the read replica was behind the primary at the last check."
+    );
     describe_gauge!(BUILD_INFO, "Always 1; the version is a label.");
     gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
 }
@@ -171,6 +191,7 @@ fn describe() {
 /// `GET /metrics`: the Prometheus text format.
 pub async fn render(State(state): State<AppState>) -> Response {
     record_pool(state.db());
+    record_replicas(&state.reads.statuses());
     let handle = handle();
     handle.run_upkeep();
     (
@@ -218,6 +239,24 @@ fn record_pool(db: &DatabaseConnection) {
     gauge!(DB_POOL_CONNECTIONS, "backend" => backend).set(f64::from(size));
     gauge!(DB_POOL_IDLE, "backend" => backend).set(idle as f64);
     gauge!(DB_POOL_MAX, "backend" => backend).set(f64::from(max));
+}
+
+/// Sets the replica gauges.
+fn record_replicas(replicas: &[crate::store::replicas::ReplicaStatus]) {
+    for r in replicas {
+        let name = r.name.clone();
+        gauge!(REPLICA_UP, "replica" => name.clone()).set(f64::from(u8::from(r.up)));
+        gauge!(REPLICA_IN_ROTATION, "replica" => name.clone())
+            .set(f64::from(u8::from(r.in_rotation)));
+        if let Some(lag) = r.lag_ms {
+            gauge!(REPLICA_LAG, "replica" => name).set(lag as f64 / 1000.0);
+        }
+    }
+}
+
+/// Whether this process leads `chain`'s indexing.
+pub fn set_leader(chain: crate::types::Chain, leading: bool) {
+    gauge!(INDEXER_LEADER, "chain" => chain.name()).set(f64::from(u8::from(leading)));
 }
 
 /// The method as a label: the standard ones by name, anything else `other`.

@@ -198,7 +198,7 @@ impl QueryService {
             // and both answer `processing`.
             nft_media::Entity::insert_many(missing)
                 .on_conflict(crate::store::skip_existing([nft_media::Column::UrlHash]))
-                .exec_without_returning(&self.db)
+                .exec_without_returning(self.writer())
                 .await?;
         }
         Ok(out)

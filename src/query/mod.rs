@@ -56,25 +56,50 @@ impl Default for QueryConfig {
 }
 
 /// The query service. Cheap to clone.
+///
+/// It reads from `db` and writes (history scheduling, the media queue) to the primary. A
+/// service reading from a read replica ([`QueryService::reading_from`]) also checks the
+/// replica's completeness markers against the primary's (see [`status`]).
 #[derive(Debug, Clone)]
 pub struct QueryService {
     db: DatabaseConnection,
+    /// The primary when `db` is a replica.
+    primary: Option<DatabaseConnection>,
     cursors: CursorCodec,
     config: QueryConfig,
 }
 
 impl QueryService {
-    /// Loads (or creates) the cursor secret from the database.
+    /// Loads (or creates) the cursor secret from the database (the primary: every process
+    /// and replica shares it, so a cursor works on all of them).
     pub async fn new(db: DatabaseConnection, config: QueryConfig) -> Result<Self, DbErr> {
         let secret = crate::store::settings::cursor_secret(&db).await?;
         Ok(Self {
             db,
+            primary: None,
             cursors: CursorCodec::new(secret),
             config,
         })
     }
 
+    /// The same service reading from `choice` (a replica, or the primary).
+    pub fn reading_from(&self, choice: &crate::store::replicas::ReadChoice) -> Self {
+        let primary = self.writer().clone();
+        Self {
+            db: choice.db.clone(),
+            primary: choice.replica.map(|_| primary),
+            cursors: self.cursors.clone(),
+            config: self.config,
+        }
+    }
+
+    /// The connection reads go to.
     pub fn db(&self) -> &DatabaseConnection {
         &self.db
+    }
+
+    /// The connection writes go to: the primary.
+    fn writer(&self) -> &DatabaseConnection {
+        self.primary.as_ref().unwrap_or(&self.db)
     }
 }

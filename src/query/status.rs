@@ -67,11 +67,27 @@ pub struct Completeness {
 }
 
 impl QueryService {
-    /// The chain's indexing state.
+    /// The chain's indexing state. Read from a replica, the chain counts as lagging unless
+    /// the replica has stored what the primary's indexer has (within `max_lag_blocks` of the
+    /// head the primary has seen): a replica behind makes an answer `SYNCING`, never a
+    /// `SYNCED` one with records missing. A primary that cannot be asked: `SYNCING` too.
     pub async fn chain_view(&self, chain: Chain) -> Result<ChainView, QueryError> {
-        let row = chain_state::Entity::find_by_id(chain.db_id())
-            .one(&self.db)
-            .await?;
+        let here = chain_state::Entity::find_by_id(chain.db_id()).one(&self.db);
+        let (row, primary_head) = match &self.primary {
+            None => (here.await?, None),
+            Some(p) => {
+                let there = chain_state::Entity::find_by_id(chain.db_id()).one(p);
+                let (row, there) = futures_util::join!(here, there);
+                let head = match there {
+                    Ok(r) => r.and_then(|r| r.head_block.max(r.indexed_block)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the primary does not answer; answers say SYNCING");
+                        Some(i64::MAX)
+                    }
+                };
+                (row?, Some(head))
+            }
+        };
         let Some(s) = row else {
             return Ok(ChainView {
                 lagging: true,
@@ -79,7 +95,11 @@ impl QueryService {
                 start_block: None,
             });
         };
-        let lagging = match (s.indexed_block, s.head_block) {
+        let head = match primary_head {
+            None => s.head_block,
+            Some(p) => s.head_block.max(p),
+        };
+        let lagging = match (s.indexed_block, head) {
             (Some(i), Some(h)) => h.saturating_sub(i) as u64 > self.config.max_lag_blocks,
             _ => true,
         };
@@ -121,7 +141,7 @@ impl QueryService {
                 .iter()
                 .any(|alt| !alt.is_empty() && alt.iter().all(synced));
         if !complete && self.needs_scheduling(needs, rows) {
-            scopes::schedule(&self.db, chain, &needs.schedule).await?;
+            scopes::schedule(self.writer(), chain, &needs.schedule).await?;
         }
         Ok(Completeness {
             complete,

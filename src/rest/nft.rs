@@ -19,7 +19,7 @@ use super::media::{preview_base, MediaRecord};
 use super::metadata::NormalizedMetadata;
 use super::params::NftParams;
 use crate::query::{ContractInfo, MediaSource, NftHolding, TokenInfo};
-use crate::server::AppState;
+use crate::server::{AppState, Reader};
 use crate::types::{iso8601_ms, Address, Chain, TokenIdFormat, Uint256};
 
 /// One NFT held by the wallet, as Moralis writes it: numbers as strings, missing values `null`.
@@ -187,13 +187,13 @@ on is still being indexed or the indexer trails the chain head.\n\
 )]
 pub(super) async fn wallet_nfts(
     State(state): State<AppState>,
+    Reader(service): Reader,
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Result<Json<NftEnvelope<NftRecord>>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftParams::parse(&address, raw.as_deref())?;
-    let service = &state.service;
     let chain = params.query.chain;
     let page = service
         .nfts_by_wallet(&params.query, params.cursor.as_deref())

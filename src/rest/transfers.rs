@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
 use axum::Json;
@@ -18,7 +18,7 @@ use super::envelope::{text, TransferEnvelope};
 use super::error::ApiError;
 use super::params::TransferParams;
 use crate::query::{ContractInfo, Erc20Transfer};
-use crate::server::AppState;
+use crate::server::Reader;
 use crate::types::{iso8601_secs, Address};
 
 /// The `Deprecation` header of RFC 9745.
@@ -148,11 +148,10 @@ Deprecated upstream since 2023-09-04, and still served fully: every answer carri
     ),
 )]
 pub(super) async fn erc20_transfers(
-    State(state): State<AppState>,
+    Reader(service): Reader,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<TransferEnvelope<TransferRecord>>, ApiError> {
     let params = TransferParams::parse(raw.as_deref())?;
-    let service = &state.service;
     let chain = params.query.chain;
     let page = service
         .erc20_transfers(&params.query, params.cursor.as_deref())

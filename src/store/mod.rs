@@ -9,8 +9,10 @@
 
 mod bulk;
 mod derive;
+pub mod lease;
 pub(crate) mod lists;
 pub mod meta;
+pub mod replicas;
 pub mod rollback;
 mod rows;
 pub mod scopes;
@@ -62,6 +64,9 @@ pub struct Batch {
     pub checkpoint: Option<Checkpoint>,
     /// A history fetch's progress, recorded with the transfers it stored.
     pub history: Option<scopes::Progress>,
+    /// The chain's lease the writer must hold (the live indexer's batches); `None`: no check
+    /// (an import, a history fetch).
+    pub fence: Option<lease::Fence>,
 }
 
 /// Errors of the write path.
@@ -69,6 +74,8 @@ pub struct Batch {
 pub enum StoreError {
     #[error("a transfer in block {0} has no header in the batch")]
     MissingBlock(u64),
+    #[error("the chain's lease is held by {}, not by this process", .holder.as_deref().unwrap_or("nobody"))]
+    LeaseLost { holder: Option<String> },
     #[error(transparent)]
     Db(#[from] DbErr),
 }
@@ -104,6 +111,11 @@ pub async fn write_batch(
 
     let txn = db.begin().await?;
     lock_chain(&txn, chain).await?;
+    if let Some(fence) = &batch.fence {
+        lease::check(&txn, chain, fence)
+            .await?
+            .map_err(|holder| StoreError::LeaseLost { holder })?;
+    }
     blocks.insert(&txn).await?;
     erc20.insert(&txn).await?;
     nft.insert(&txn).await?;

@@ -4,10 +4,11 @@
 use std::collections::BTreeSet;
 
 use sea_orm::{
-    ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, TransactionTrait,
+    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect, TransactionTrait,
 };
 
-use super::{derive, set_checkpoint, Checkpoint};
+use super::lease::{self, Fence};
+use super::{derive, set_checkpoint, Checkpoint, StoreError};
 use crate::entity::{block, erc20_transfer, nft_transfer};
 use crate::types::Chain;
 
@@ -22,17 +23,24 @@ pub struct RollbackReport {
 
 /// Deletes blocks, transfers and derived rows above `keep_through` (everything when `None`)
 /// and writes `checkpoint`, atomically. Holdings and token rows of every affected token are recomputed from the
-/// transfers that remain.
+/// transfers that remain. With a `fence`, only while the writer holds the chain's lease
+/// ([`lease::check`]).
 pub async fn rollback_to(
     db: &DatabaseConnection,
     chain: Chain,
     keep_through: Option<u64>,
     checkpoint: Checkpoint,
-) -> Result<RollbackReport, DbErr> {
+    fence: Option<&Fence>,
+) -> Result<RollbackReport, StoreError> {
     let cid = chain.db_id();
     let fork = keep_through.map_or(-1, |b| b as i64);
     let txn = db.begin().await?;
     super::lock_chain(&txn, chain).await?;
+    if let Some(fence) = fence {
+        lease::check(&txn, chain, fence)
+            .await?
+            .map_err(|holder| StoreError::LeaseLost { holder })?;
+    }
     let touched: BTreeSet<(String, String)> = nft_transfer::Entity::find()
         .select_only()
         .column(nft_transfer::Column::ContractAddress)

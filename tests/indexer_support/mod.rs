@@ -36,7 +36,10 @@ impl Indexer {
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(tokenql::indexer::run(
             db.clone(),
-            tokenql::indexer::IndexerConfig { chains: vec![cfg] },
+            tokenql::indexer::IndexerConfig {
+                chains: vec![cfg],
+                ..Default::default()
+            },
             async move {
                 let _ = rx.await;
             },
