@@ -522,3 +522,45 @@ pub async fn load(db: &DatabaseConnection, p: Params, label: &str) -> anyhow::Re
     );
     Ok(())
 }
+
+/// One table's footprint on PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct TableSize {
+    pub table: String,
+    pub rows: i64,
+    /// The table itself (heap, TOAST, free space and visibility maps).
+    pub table_bytes: i64,
+    /// All of its indexes.
+    pub index_bytes: i64,
+}
+
+/// Rows and bytes of every table tokenql stores data in (PostgreSQL only; exact row counts).
+pub async fn table_sizes(db: &DatabaseConnection) -> anyhow::Result<Vec<TableSize>> {
+    use sea_orm::{ConnectionTrait, Statement};
+    const TABLES: [&str; 6] = [
+        "erc20_transfers",
+        "nft_transfers",
+        "nft_holdings",
+        "nft_tokens",
+        "blocks",
+        "contracts",
+    ];
+    let mut out = Vec::new();
+    for t in TABLES {
+        let sql = format!(
+            "SELECT (SELECT count(*) FROM {t})::bigint AS n, \
+             pg_table_size('{t}')::bigint AS tb, pg_indexes_size('{t}')::bigint AS ib"
+        );
+        let row = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("no size row for {t}"))?;
+        out.push(TableSize {
+            table: t.to_string(),
+            rows: row.try_get("", "n")?,
+            table_bytes: row.try_get("", "tb")?,
+            index_bytes: row.try_get("", "ib")?,
+        });
+    }
+    Ok(out)
+}

@@ -191,6 +191,29 @@ async fn dataset_url(backend: Backend, name: &str, fresh: bool) -> anyhow::Resul
 }
 
 /// Makes sure the dataset is stored (loading it if needed); returns its URL.
+/// Rows, table and index bytes, and bytes per row of each table (the capacity plan of
+/// docs/SCALING.md is made from these).
+async fn print_sizes(url: &str, size: &str) -> anyhow::Result<()> {
+    let db = tokenql::config::connect(url, 2).await?;
+    let mib = |b: i64| b as f64 / 1_048_576.0;
+    println!("[postgres {size}] storage: table, rows, table MiB, index MiB, bytes/row (table + indexes)");
+    for t in dataset::table_sizes(&db).await? {
+        let per_row = (t.table_bytes + t.index_bytes) as f64 / t.rows.max(1) as f64;
+        println!(
+            "[postgres {size}]   {:16} {:>11} {:>9.1} {:>9.1} {:>7.0} ({:.0} + {:.0})",
+            t.table,
+            t.rows,
+            mib(t.table_bytes),
+            mib(t.index_bytes),
+            per_row,
+            t.table_bytes as f64 / t.rows.max(1) as f64,
+            t.index_bytes as f64 / t.rows.max(1) as f64,
+        );
+    }
+    let _ = db.close().await;
+    Ok(())
+}
+
 async fn ensure_dataset(
     backend: Backend,
     size: &str,
@@ -774,6 +797,9 @@ async fn main() -> anyhow::Result<()> {
                 o => bail!("unknown size {o} (10m or 1m)"),
             };
             let url = ensure_dataset(backend, size, p, args.regenerate).await?;
+            if backend == Backend::Postgres {
+                print_sizes(&url, size).await?;
+            }
             if !args.load_only {
                 run_dataset(&args, backend, size, &url).await?;
             }
