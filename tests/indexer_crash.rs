@@ -8,6 +8,12 @@
 //! of every indexed table must equal the digest a clean, uninterrupted run writes into another
 //! fresh database of the same backend.
 //!
+//! Then two `tokenql index` processes follow the same chain into a third database: one leads
+//! (it holds the chain's lease), the other stands by. The leader is SIGKILLed three times
+//! mid-ingest (a fresh standby started after each kill); each time the standby must store a
+//! range of its own within a few seconds, `tokenql status` must show the lease's hand-overs,
+//! and the final digest must equal the clean run's.
+//!
 //! Every block after the deployments carries transfers, so the stored block headers (blocks with
 //! logs, range ends, the last blocks before the head) do not depend on where ranges were cut.
 
@@ -949,6 +955,27 @@ async fn killed_repeatedly_ends_like_a_clean_run(backend: Backend) {
     let fo_log = std::env::temp_dir().join(format!("{}.log", fo.name));
     let fo_db = migrate(&fo, &fo_log).await;
     let failovers = fail_over_repeatedly(&fo, &fo_db, &chain.url, tip, &fo_log).await;
+    // `tokenql status` names the lease's holder and counts the hand-overs.
+    let status = tokenql_cmd(&fo.url, &fo_log, &["status"])
+        .stdout(std::process::Stdio::piped())
+        .output()
+        .expect("tokenql status");
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    let lease_line = status
+        .lines()
+        .skip_while(|l| !l.contains("leader"))
+        .find(|l| l.starts_with("eth"))
+        .unwrap_or_else(|| panic!("no lease in `tokenql status`:\n{status}"));
+    let takeovers: usize = lease_line
+        .split_whitespace()
+        .last()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no takeover count in {lease_line:?}"));
+    assert!(
+        takeovers > FAILOVERS,
+        "the lease changed hands at least {} times: {status}",
+        FAILOVERS + 1
+    );
     let fo_digest = digest(fo_db.clone()).await;
     assert_eq!(
         fo_digest,

@@ -90,9 +90,10 @@ struct Args {
     /// Logs mined before the indexer starts (indexer mode).
     #[arg(long, default_value_t = 1_000_000)]
     logs: u64,
-    /// The server's database pool (`serve --db-pool`).
-    #[arg(long, default_value_t = 16)]
-    db_pool: u32,
+    /// The server's database pool (`serve --db-pool`; default: the server's own, 4 on SQLite
+    /// and 16 otherwise).
+    #[arg(long)]
+    db_pool: Option<u32>,
     /// The tokenql binary (default: the one built with this bench), e.g. a build without
     /// mimalloc for a heap profiler, or an older build for before/after figures.
     #[arg(long)]
@@ -315,16 +316,17 @@ async fn server_soak(args: &Args, backend: Backend) -> anyhow::Result<bool> {
 
     std::fs::create_dir_all(out_dir())?;
     let media = out_dir().join(format!("{name}-media"));
-    let extra: Vec<String> = vec![
+    let mut extra: Vec<String> = vec![
         "--rpc".into(),
         format!("eth={}", chain.url),
         "--start-block".into(),
         "eth=0".into(),
-        "--db-pool".into(),
-        args.db_pool.to_string(),
         "--media-dir".into(),
         media.display().to_string(),
     ];
+    if let Some(pool) = args.db_pool {
+        extra.extend(["--db-pool".into(), pool.to_string()]);
+    }
     let bin = args.server_bin.clone();
     let log = out_dir().join(format!("{name}.log"));
     let server = match &args.wrapper {
