@@ -548,7 +548,10 @@ fn print_demo(addr: SocketAddr, key: &str) {
         "  curl -H 'X-API-Key: {key}' '{base}/api/v2/erc20/transfers?chain=eth&contract_addresses[]=0xdac17f958d2ee523a2206206994597c13d831ec7&limit=5'"
     ));
     out(format_args!(
-        "  GraphQL playground: {base}/playground (put the key in the X-API-Key header)"
+        "  curl -H 'X-API-Key: {key}' '{base}/api/v2.2/erc20/0xdac17f958d2ee523a2206206994597c13d831ec7/transfers?order=ASC&limit=5'"
+    ));
+    out(format_args!(
+        "  GraphQL playground, with the key filled in: {base}/playground#key={key}"
     ));
     out("\nPress Ctrl-C to stop.");
 }

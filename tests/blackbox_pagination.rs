@@ -5,11 +5,11 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::truth::Truth;
+use common::truth::{Transfer, Truth};
 use common::{enc, gql_str, nfts_query, text, transfers_query, Backend, TestApp};
 use serde_json::{json, Value};
 
-crate::backend_tests!(pagination_walk, cursor_misuse);
+crate::backend_tests!(pagination_walk, cursor_misuse, v2_2_transfer_routes);
 
 /// The identity of an NFT record: (contract, token id).
 fn nft_key(r: &Value, contract: &str, id: &str) -> (String, String) {
@@ -427,6 +427,248 @@ async fn cursor_misuse(backend: Backend) {
     for (what, q) in &gcases {
         let (status, body) = app.graphql(q, json!({})).await;
         assert_gql_refused(what, status, &body);
+    }
+
+    app.cleanup().await;
+}
+
+/// (block number, log index) of each transfer.
+fn positions(ts: &[&Transfer]) -> Vec<(u64, u64)> {
+    ts.iter().map(|t| (t.block_number, t.log_index)).collect()
+}
+
+/// Walks a v2.2 transfer route to its end; every record once, in the order of `want`, and
+/// `status` on every page. Returns the records.
+async fn walk_v2_2(app: &TestApp, uri: &str, limit: usize, want: &[(u64, u64)]) -> Vec<Value> {
+    let pages = app.walk_rest(uri, limit).await;
+    assert_eq!(
+        pages.len(),
+        want.len().div_ceil(limit).max(1),
+        "pages of {uri}"
+    );
+    for p in &pages {
+        assert_eq!(p.body["status"], "SYNCED", "{uri}: {}", p.body);
+    }
+    let records: Vec<Value> = pages.into_iter().flat_map(|p| p.records).collect();
+    let got: Vec<_> = records
+        .iter()
+        .map(|r| transfer_key(r, "block_number", "log_index"))
+        .collect();
+    assert_once(uri, &got);
+    assert_eq!(got, want, "{uri}: order or content");
+    records
+}
+
+/// A v2.2 record against the transfer it stands for, field by field.
+fn check_v2_2_record(truth: &Truth, r: &Value, t: &Transfer) {
+    let s = |k: &str| r[k].as_str().map(str::to_string);
+    assert_eq!(s("address").as_deref(), Some(t.contract.as_str()), "{r}");
+    assert_eq!(s("from_address").as_deref(), Some(t.from.as_str()), "{r}");
+    assert_eq!(s("to_address").as_deref(), Some(t.to.as_str()), "{r}");
+    assert_eq!(s("value").as_deref(), Some(t.value.as_str()), "{r}");
+    assert_eq!(s("value_decimal"), truth.value_decimal(t), "{r}");
+    assert_eq!(s("block_number"), Some(t.block_number.to_string()), "{r}");
+    assert_eq!(
+        s("block_hash").as_deref(),
+        Some(t.block_hash.as_str()),
+        "{r}"
+    );
+    assert_eq!(
+        s("block_timestamp").as_deref(),
+        Some(t.block_timestamp.as_str()),
+        "{r}"
+    );
+    assert_eq!(
+        s("transaction_hash").as_deref(),
+        Some(t.transaction_hash.as_str()),
+        "{r}"
+    );
+    // v2.2 writes the two indexes as JSON integers.
+    assert_eq!(
+        r["transaction_index"].as_u64(),
+        Some(t.transaction_index),
+        "{r}"
+    );
+    assert_eq!(r["log_index"].as_u64(), Some(t.log_index), "{r}");
+    let meta = truth.meta.get(&t.contract).cloned().unwrap_or_default();
+    assert_eq!(s("token_symbol"), meta.symbol, "{r}");
+    assert_eq!(
+        s("token_decimals"),
+        meta.decimals.map(|d| d.to_string()),
+        "{r}"
+    );
+    assert!(
+        r["possible_spam"].is_boolean() && r["verified_contract"].is_boolean(),
+        "{r}"
+    );
+    for never in [
+        "from_address_entity",
+        "from_address_entity_logo",
+        "to_address_entity",
+        "to_address_entity_logo",
+    ] {
+        assert!(
+            r[never].is_null(),
+            "{never} is data tokenql does not have: {r}"
+        );
+    }
+    // Old v2 names are not mixed in.
+    assert!(
+        r.get("from_wallet").is_none() && r.get("contract_address").is_none(),
+        "{r}"
+    );
+}
+
+/// `GET /{address}/erc20/transfers` and `GET /erc20/{address}/transfers`: both orders, block
+/// and date bounds (ISO 8601 and seconds; a block bound wins), `contract_addresses`, record
+/// fields, and the errors of the new parameters.
+async fn v2_2_transfer_routes(backend: Backend) {
+    let truth = Truth::demo();
+    let app = common::spawn(backend).await;
+    app.load_demo().await;
+    let busy = truth.busiest_wallets();
+    let (w, n) = &busy[1];
+    assert!(*n > 14, "a busy wallet spans several pages of 7");
+    let mine = truth.transfers_of(&[w]);
+
+    // Newest first by default, in any letter case of the path; oldest first with order=ASC.
+    let desc = positions(&mine);
+    let records = walk_v2_2(
+        &app,
+        &format!("/api/v2.2/{w}/erc20/transfers?limit=7"),
+        7,
+        &desc,
+    )
+    .await;
+    for (r, t) in records.iter().zip(&mine) {
+        check_v2_2_record(&truth, r, t);
+    }
+    let mut asc = desc.clone();
+    asc.reverse();
+    let upper = format!("0x{}", w[2..].to_uppercase());
+    walk_v2_2(
+        &app,
+        &format!("/api/v2/{upper}/erc20/transfers?limit=7&order=asc"),
+        7,
+        &asc,
+    )
+    .await;
+
+    // A token's transfers, both orders, in pages of 100.
+    let token = mine[0].contract.clone();
+    let of_token: Vec<&Transfer> = truth
+        .transfers
+        .iter()
+        .filter(|t| t.contract == token)
+        .collect();
+    let want = positions(&of_token);
+    walk_v2_2(
+        &app,
+        &format!("/api/v2.2/erc20/{token}/transfers?limit=100"),
+        100,
+        &want,
+    )
+    .await;
+    let mut want_asc = want.clone();
+    want_asc.reverse();
+    walk_v2_2(
+        &app,
+        &format!("/api/v2.2/erc20/{token}/transfers?limit=9&order=ASC"),
+        9,
+        &want_asc,
+    )
+    .await;
+
+    // Date bounds, inclusive: from the time of a middle transfer (ISO 8601) to that of a later
+    // one (seconds); a block bound on the same side wins over a date.
+    let (lo, hi) = (&mine[mine.len() * 3 / 4], &mine[mine.len() / 4]);
+    assert!(
+        lo.block_time < hi.block_time,
+        "the wallet's transfers span several blocks"
+    );
+    let inside: Vec<&Transfer> = mine
+        .iter()
+        .copied()
+        .filter(|t| (lo.block_time..=hi.block_time).contains(&t.block_time))
+        .collect();
+    assert!(
+        inside.len() < mine.len(),
+        "the date bounds leave some transfers out"
+    );
+    let dated = format!(
+        "/api/v2.2/{w}/erc20/transfers?limit=5&from_date={}&to_date={}",
+        enc(&lo.block_timestamp),
+        hi.block_time
+    );
+    walk_v2_2(&app, &dated, 5, &positions(&inside)).await;
+    let by_block: Vec<&Transfer> = mine
+        .iter()
+        .copied()
+        .filter(|t| t.block_number >= lo.block_number && t.block_time <= hi.block_time)
+        .collect();
+    walk_v2_2(
+        &app,
+        &format!(
+            "/api/v2.2/{w}/erc20/transfers?limit=5&from_block={}&from_date=2999-01-01&to_date={}",
+            lo.block_number, hi.block_time
+        ),
+        5,
+        &positions(&by_block),
+    )
+    .await;
+
+    // contract_addresses narrows a wallet's transfers to those tokens.
+    let of_mine_token: Vec<&Transfer> = mine
+        .iter()
+        .copied()
+        .filter(|t| t.contract == token)
+        .collect();
+    walk_v2_2(
+        &app,
+        &format!("/api/v2.2/{w}/erc20/transfers?limit=4&contract_addresses[]={token}"),
+        4,
+        &positions(&of_mine_token),
+    )
+    .await;
+
+    // The new parameters' errors name the parameter; a cursor is bound to its order.
+    let (_, _, first) = app
+        .get_rest(&format!("/api/v2.2/{w}/erc20/transfers?limit=7"))
+        .await;
+    let cursor = first["cursor"].as_str().expect("a cursor").to_string();
+    let bad = [
+        (format!("/api/v2.2/{w}/erc20/transfers?order=up"), "order"),
+        (
+            format!("/api/v2.2/{w}/erc20/transfers?from_date=yesterday"),
+            "from_date",
+        ),
+        (
+            format!("/api/v2.2/{w}/erc20/transfers?to_date=2023-02-30"),
+            "to_date",
+        ),
+        (
+            format!("/api/v2.2/{w}/erc20/transfers?from_date=2023-03-02&to_date=2023-03-01"),
+            "from_date",
+        ),
+        ("/api/v2.2/erc20/0x12/transfers".to_string(), "address"),
+        ("/api/v2.2/nonsense/erc20/transfers".to_string(), "address"),
+        (
+            format!(
+                "/api/v2.2/{w}/erc20/transfers?limit=7&order=ASC&cursor={}",
+                enc(&cursor)
+            ),
+            "cursor",
+        ),
+    ];
+    for (uri, name) in bad {
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 400, "{uri}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&format!("{name}:"))),
+            "{uri}: the message should name {name}: {body}"
+        );
     }
 
     app.cleanup().await;

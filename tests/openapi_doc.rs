@@ -25,6 +25,10 @@ const COLLECTOR: &str = "0x34db35639eafe2712ae1f69dfa298b06a5c25053";
 const USDT: &str = "0xdac17f958d2ee523a2206206994597c13d831ec7";
 const NFT: &str = "/{address}/nft";
 const TRANSFERS: &str = "/erc20/transfers";
+const WALLET_TRANSFERS: &str = "/{address}/erc20/transfers";
+const TOKEN_TRANSFERS: &str = "/erc20/{address}/transfers";
+/// Every route, as the document names it.
+const ROUTES: [&str; 4] = [NFT, TRANSFERS, WALLET_TRANSFERS, TOKEN_TRANSFERS];
 
 fn document() -> Value {
     serde_json::to_value(tokenql::rest::openapi::document()).expect("document to JSON")
@@ -92,9 +96,14 @@ fn is_a_complete_openapi_3_1_document() {
     let paths = doc["paths"].as_object().expect("paths");
     assert_eq!(
         paths.keys().map(String::as_str).collect::<Vec<_>>(),
-        [TRANSFERS, NFT]
+        [TRANSFERS, TOKEN_TRANSFERS, WALLET_TRANSFERS, NFT]
     );
-    for (path, id) in [(NFT, "getWalletNFTs"), (TRANSFERS, "getErc20Transfers")] {
+    for (path, id) in [
+        (NFT, "getWalletNFTs"),
+        (TRANSFERS, "getErc20Transfers"),
+        (WALLET_TRANSFERS, "getWalletTokenTransfers"),
+        (TOKEN_TRANSFERS, "getTokenTransfers"),
+    ] {
         let op = &doc["paths"][path]["get"];
         assert_eq!(op["operationId"], id);
         assert!(op["description"].as_str().is_some_and(|d| !d.is_empty()));
@@ -381,7 +390,7 @@ async fn every_parameter_the_parser_accepts_is_documented() {
     };
     for name in &names {
         let mut read_by = Vec::new();
-        for path in [NFT, TRANSFERS] {
+        for path in ROUTES {
             let uri = format!("{}?{name}=%21junk%21", route(path));
             let a = app.get(&uri, Some(&app.key)).await;
             if reads(a.status, &a.body, name) {
@@ -396,17 +405,17 @@ async fn every_parameter_the_parser_accepts_is_documented() {
             // Not a query parameter: the path's own segment.
             assert!(
                 documented_params(&doc, NFT).contains(&(name.as_str(), "path")),
-                "params.rs reads {name}, which neither route documents"
+                "params.rs reads {name}, which no route documents"
             );
         }
     }
 
     // And the other way: every documented query parameter is read by its route.
-    for path in [NFT, TRANSFERS] {
+    for path in ROUTES {
         for (name, location) in documented_params(&doc, path) {
             let uri = match location {
                 "query" => format!("{}?{name}=%21junk%21", route(path)),
-                _ => "/api/v2/%21junk%21/nft".to_string(),
+                _ => format!("/api/v2{}", path.replace("{address}", "%21junk%21")),
             };
             let a = app.get(&uri, Some(&app.key)).await;
             assert!(
@@ -515,6 +524,29 @@ async fn live_answers_validate_against_the_documented_schemas() {
             uri = format!("/api/v2/erc20/transfers{q}&cursor={}", enc(cursor));
         }
     }
+    let v2_2_queries = [
+        (WALLET_TRANSFERS, format!("/{WALLET}/erc20/transfers?limit=30")),
+        (
+            WALLET_TRANSFERS,
+            format!("/{WALLET}/erc20/transfers?order=ASC&contract_addresses={USDT}&from_date=2022-08-01"),
+        ),
+        (TOKEN_TRANSFERS, format!("/erc20/{USDT}/transfers?limit=40&order=desc")),
+        (TOKEN_TRANSFERS, format!("/erc20/{USDT}/transfers?from_block=0&to_date=1900000000")),
+    ];
+    for (path, q) in &v2_2_queries {
+        let mut uri = format!("/api/v2.2{q}");
+        for _page in 0..3 {
+            let a = app.get(&uri, Some(&app.key)).await;
+            assert_eq!(a.status, 200, "{uri}: {}", a.body);
+            check_answer(&doc, path, &uri, &a);
+            transfer_records += a.body["result"].as_array().map_or(0, Vec::len);
+            let Some(cursor) = a.body["cursor"].as_str() else {
+                break;
+            };
+            let sep = if q.contains('?') { '&' } else { '?' };
+            uri = format!("/api/v2.2{q}{sep}cursor={}", enc(cursor));
+        }
+    }
     assert!(
         nft_records >= 15,
         "too few NFT records checked: {nft_records}"
@@ -525,8 +557,8 @@ async fn live_answers_validate_against_the_documented_schemas() {
         "too few transfers checked: {transfer_records}"
     );
 
-    // Error answers, on both routes.
-    for path in [NFT, TRANSFERS] {
+    // Error answers, on every route.
+    for path in ROUTES {
         let base = route(path);
         for (uri, key, status) in [
             (format!("{base}?limit=0"), Some(app.key.as_str()), 400),
@@ -544,7 +576,7 @@ async fn live_answers_validate_against_the_documented_schemas() {
     check_answer(&doc, NFT, uri, &a);
 
     // `/api/v2.2` serves the same.
-    for path in [NFT, TRANSFERS] {
+    for path in ROUTES {
         let v2 = app.get(&route(path), Some(&app.key)).await;
         let v22 = app
             .get(

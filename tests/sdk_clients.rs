@@ -338,8 +338,10 @@ async fn check_pages(
             let ctx = format!("{ctx}, record {j}");
             if call.op.starts_with("nft.") {
                 check_typed_nft(&ctx, t, r);
-            } else {
+            } else if call.op == "token.getErc20Transfers" {
                 check_typed_transfer(&ctx, t, r);
+            } else {
+                check_typed_transaction(&ctx, t, r);
             }
         }
     }
@@ -459,6 +461,47 @@ fn check_typed_transfer(ctx: &str, t: &Value, r: &Value) {
         number(&r["block_number"]),
         "{ctx}: block_number\nSDK: {t}\nREST: {r}"
     );
+}
+
+/// A v2.2 transfer record as the SDK types it (camelCase or snake_case, numbers as strings or
+/// numbers, addresses in any case) against the record REST answered.
+fn check_typed_transaction(ctx: &str, t: &Value, r: &Value) {
+    let field = |snake: &str| -> Option<String> {
+        let camel: String = snake
+            .split('_')
+            .enumerate()
+            .map(|(i, w)| {
+                if i == 0 {
+                    w.to_string()
+                } else {
+                    w[..1].to_uppercase() + &w[1..]
+                }
+            })
+            .collect();
+        let v = if t[snake].is_null() {
+            &t[camel]
+        } else {
+            &t[snake]
+        };
+        lower(v)
+    };
+    for f in [
+        "address",
+        "from_address",
+        "to_address",
+        "transaction_hash",
+        "block_hash",
+        "value",
+        "log_index",
+        "transaction_index",
+        "from_address_label",
+        "to_address_label",
+        "token_symbol",
+        "possible_spam",
+        "verified_contract",
+    ] {
+        assert_eq!(field(f), lower(&r[f]), "{ctx}: {f}\nSDK: {t}\nREST: {r}");
+    }
 }
 
 /// The demo, plus what it lacks and the SDKs must carry: token metadata (a JSON string with
@@ -814,6 +857,104 @@ async fn moralis_2_22_get_erc20_transfers() {
     assert!(
         usdt.iter().any(|t| t["from_wallet_label"] == json!(LABEL)),
         "the label reached the SDK"
+    );
+    app.cleanup().await;
+}
+
+/// moralis 2.27.2's v2.2 transfer calls, `getWalletTokenTransfers` and `getTokenTransfers`, at
+/// its default base path: both orders, block and date bounds, a contract filter, paging with
+/// `next()`; a date the SDK refuses itself, and dates in the wrong order answered with our 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moralis_2_27_wallet_and_token_transfers() {
+    let app = spawn_enriched().await;
+    let all = app.rest_transfers("", 100).await;
+    let mut wallets: BTreeMap<String, usize> = BTreeMap::new();
+    for t in &all {
+        for k in ["from_wallet", "to_wallet"] {
+            *wallets.entry(lower(&t[k]).expect("wallet")).or_default() += 1;
+        }
+    }
+    wallets.remove("0x0000000000000000000000000000000000000000");
+    let wallet = wallets
+        .iter()
+        .max_by_key(|(a, n)| (**n, std::cmp::Reverse((*a).clone())))
+        .map(|(a, _)| a.clone())
+        .expect("some transfers");
+    let mut blocks: Vec<u64> = all
+        .iter()
+        .filter_map(|t| text(&t["block_number"])?.parse().ok())
+        .collect();
+    blocks.sort_unstable();
+    let (from, to) = (blocks[blocks.len() / 4], blocks[blocks.len() * 3 / 4]);
+    let since = all
+        .iter()
+        .find(|t| text(&t["block_number"]) == Some(from.to_string()))
+        .and_then(|t| t["block_timestamp"].as_str())
+        .expect("a timestamp")
+        .to_string();
+    let w = format!("/api/v2.2/{wallet}/erc20/transfers?chain=0x1");
+    let u = format!("/api/v2.2/erc20/{USDT}/transfers?chain=0x1");
+    let calls = vec![
+        Call::pages(
+            "a wallet's transfers, limit 4",
+            "token.getWalletTokenTransfers",
+            json!({"chain": "0x1", "address": upper(&wallet), "limit": 4}),
+            w.clone(),
+            4,
+        ),
+        Call::pages(
+            "a wallet's transfers, oldest first, USDT only",
+            "token.getWalletTokenTransfers",
+            json!({"chain": "0x1", "address": wallet, "order": "ASC", "limit": 3,
+                   "contractAddresses": [USDT]}),
+            format!("{w}&order=ASC&contract_addresses={USDT}"),
+            3,
+        ),
+        Call::pages(
+            "USDT in a block range, limit 7",
+            "token.getTokenTransfers",
+            json!({"chain": "0x1", "address": USDT, "fromBlock": from, "toBlock": to,
+                   "limit": 7}),
+            format!("{u}&from_block={from}&to_block={to}"),
+            7,
+        ),
+        Call::pages(
+            "USDT since a date, oldest first",
+            "token.getTokenTransfers",
+            json!({"chain": "0x1", "address": USDT, "fromDate": since, "order": "ASC",
+                   "limit": 50}),
+            format!("{u}&from_date={}&order=ASC", common::enc(&since)),
+            50,
+        ),
+        Call {
+            name: "a date that is not one".into(),
+            op: "token.getTokenTransfers",
+            params: json!({"chain": "0x1", "address": USDT, "toDate": "not a date"}),
+            expect: Expect::RejectedBySdk {
+                contains: "Invalid time value",
+            },
+        },
+        Call {
+            name: "from_date after to_date".into(),
+            op: "token.getTokenTransfers",
+            params: json!({"chain": "0x1", "address": USDT, "fromDate": "2023-03-02",
+                           "toDate": "2023-03-01"}),
+            expect: Expect::BadRequest {
+                contains: "from_date",
+            },
+        },
+    ];
+    let results = check_client(&app, "moralis-2.27", "/api/v2.2", &calls).await;
+    let usdt = typed(&results, "USDT since a date, oldest first");
+    assert!(!usdt.is_empty(), "the date bound selects some transfers");
+    let mine = typed(&results, "a wallet's transfers, limit 4");
+    assert_eq!(
+        mine.len(),
+        all.iter()
+            .filter(|t| lower(&t["from_wallet"]) == Some(wallet.clone())
+                || lower(&t["to_wallet"]) == Some(wallet.clone()))
+            .count(),
+        "every transfer of the wallet reached the SDK"
     );
     app.cleanup().await;
 }

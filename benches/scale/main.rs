@@ -196,7 +196,9 @@ async fn dataset_url(backend: Backend, name: &str, fresh: bool) -> anyhow::Resul
 async fn print_sizes(url: &str, size: &str) -> anyhow::Result<()> {
     let db = tokenql::config::connect(url, 2).await?;
     let mib = |b: i64| b as f64 / 1_048_576.0;
-    println!("[postgres {size}] storage: table, rows, table MiB, index MiB, bytes/row (table + indexes)");
+    println!(
+        "[postgres {size}] storage: table, rows, table MiB, index MiB, bytes/row (table + indexes)"
+    );
     for t in dataset::table_sizes(&db).await? {
         let per_row = (t.table_bytes + t.index_bytes) as f64 / t.rows.max(1) as f64;
         println!(

@@ -111,7 +111,26 @@ function render() {
   );
 }
 
-input.value = storedKey();
+// A link may carry a key in its fragment (`/playground#key=tq_…`, as `tokenql serve --demo`
+// prints it): the fragment never reaches the server or its logs. The key is kept like a typed
+// one, and the fragment is removed from the address bar (and so from the history).
+function keyFromLink() {
+  const hash = new URLSearchParams(window.location.hash.replace(/^#/, ''));
+  const key = (hash.get('key') || '').trim();
+  if (!key) return '';
+  hash.delete('key');
+  const rest = hash.toString();
+  const url = window.location.pathname + window.location.search + (rest ? `#${rest}` : '');
+  try {
+    window.history.replaceState(null, '', url);
+  } catch {
+    // an old browser keeps the fragment; the key still works
+  }
+  storeKey(key);
+  return key;
+}
+
+input.value = keyFromLink() || storedKey();
 let timer;
 input.addEventListener('input', () => {
   storeKey(input.value.trim());

@@ -9,8 +9,8 @@ use super::error::GqlError;
 use super::nft::{self, NftConnection, TokenIdFormat};
 use super::scalars::{Address, BlockNumber};
 use super::transfer::{self, Erc20TransferConnection};
-use crate::query::{BlockRange, NftQuery, QueryService, TransferQuery};
-use crate::types::{self, AddressList, Chain, PageSize};
+use crate::query::{BlockRange, DateRange, NftQuery, QueryService, TransferQuery};
+use crate::types::{self, AddressList, Chain, PageSize, SortOrder};
 
 /// The root of every query.
 pub struct QueryRoot;
@@ -149,6 +149,8 @@ impl QueryRoot {
             exclude_wallets: address_list("excludeWallets", exclude_wallets.as_deref())?,
             exclude_contracts: address_list("excludeContracts", exclude_contracts.as_deref())?,
             blocks: arg("fromBlock", BlockRange::new(from, to))?,
+            dates: DateRange::default(),
+            order: SortOrder::Desc,
             page_size: arg("first", PageSize::new(i64::from(first)))?,
         };
         let service = service(ctx)?;

@@ -1,6 +1,8 @@
 //! The query service's inputs and outputs: domain types, neither database rows nor API shapes.
 
-use crate::types::{Address, AddressList, BlockNumber, Chain, PageSize, ParseError, Uint256};
+use crate::types::{
+    Address, AddressList, BlockNumber, Chain, PageSize, ParseError, SortOrder, Uint256,
+};
 
 /// Filters of `nfts_by_wallet`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +113,26 @@ impl BlockRange {
     }
 }
 
+/// Inclusive bounds on the block time, in Unix seconds, with `from <= to` when both are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DateRange {
+    pub from: Option<u64>,
+    pub to: Option<u64>,
+}
+
+impl DateRange {
+    pub fn new(from: Option<u64>, to: Option<u64>) -> Result<Self, ParseError> {
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                return Err(ParseError::new(format!(
+                    "{f} is after to_date {t}; expected from_date <= to_date"
+                )));
+            }
+        }
+        Ok(Self { from, to })
+    }
+}
+
 /// Filters of `erc20_transfers`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransferQuery {
@@ -120,6 +142,11 @@ pub struct TransferQuery {
     pub exclude_wallets: AddressList,
     pub exclude_contracts: AddressList,
     pub blocks: BlockRange,
+    /// Block-time bounds. (REST's v2.2 routes drop a date bound when the block bound of the
+    /// same side is given: the block bound wins.)
+    pub dates: DateRange,
+    /// Newest first (the default) or oldest first.
+    pub order: SortOrder,
     pub page_size: PageSize,
 }
 

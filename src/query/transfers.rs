@@ -13,15 +13,16 @@ use super::status::Needs;
 use super::{Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
 use crate::entity::erc20_transfer;
 use crate::store::lists::padded;
-use crate::types::{Address, Scope, Uint256};
+use crate::types::{Address, Scope, SortOrder, Uint256};
 
 use erc20_transfer::Column as T;
 
 impl TransferQuery {
     fn digest(&self) -> String {
         let b = |x: Option<crate::types::BlockNumber>| x.map_or(String::new(), |b| b.0.to_string());
+        let d = |x: Option<u64>| x.map_or(String::new(), |s| s.to_string());
         query_digest(&format!(
-            "erc20|{}|{}|{}|{}|{}|{}|{}",
+            "erc20|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
             self.chain.id(),
             self.wallets.db_strings().join(","),
             self.contracts.db_strings().join(","),
@@ -29,6 +30,9 @@ impl TransferQuery {
             self.exclude_contracts.db_strings().join(","),
             b(self.blocks.from),
             b(self.blocks.to),
+            d(self.dates.from),
+            d(self.dates.to),
+            self.order.as_str(),
         ))
     }
 
@@ -52,6 +56,13 @@ impl TransferQuery {
         }
         if let Some(t) = self.blocks.to {
             c = c.add(T::BlockNumber.lte(t.db()));
+        }
+        let secs = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
+        if let Some(f) = self.dates.from {
+            c = c.add(T::BlockTimestamp.gte(secs(f)));
+        }
+        if let Some(t) = self.dates.to {
+            c = c.add(T::BlockTimestamp.lte(secs(t)));
         }
         c
     }
@@ -108,22 +119,37 @@ impl TransferQuery {
     }
 }
 
-/// Rows strictly after (`block`, `log`) in descending order, written so that every backend
-/// turns `block_number <= block` into an index range (a row-value comparison or a bare `OR`
-/// is not, on all of them): the rest only filters the rows of one block.
-fn older_than(block: i64, log: i32) -> Condition {
-    Condition::all().add(T::BlockNumber.lte(block)).add(
-        Condition::any()
-            .add(T::BlockNumber.lt(block))
-            .add(T::LogIndex.lt(log)),
-    )
+/// Rows strictly after (`block`, `log`) in `order`, written so that every backend turns
+/// `block_number <= block` (or `>=`) into an index range (a row-value comparison or a bare
+/// `OR` is not, on all of them): the rest only filters the rows of one block.
+fn past(order: SortOrder, block: i64, log: i32) -> Condition {
+    match order {
+        SortOrder::Desc => Condition::all().add(T::BlockNumber.lte(block)).add(
+            Condition::any()
+                .add(T::BlockNumber.lt(block))
+                .add(T::LogIndex.lt(log)),
+        ),
+        SortOrder::Asc => Condition::all().add(T::BlockNumber.gte(block)).add(
+            Condition::any()
+                .add(T::BlockNumber.gt(block))
+                .add(T::LogIndex.gt(log)),
+        ),
+    }
+}
+
+/// `order` as SQL's.
+fn sql_order(order: SortOrder) -> Order {
+    match order {
+        SortOrder::Asc => Order::Asc,
+        SortOrder::Desc => Order::Desc,
+    }
 }
 
 /// `SELECT * FROM (arm 0) a0 UNION SELECT * FROM (arm 1) a1 ... ORDER BY ... LIMIT n`: the
 /// union (not `UNION ALL`: a transfer between two named wallets is in two arms) of ranges that
 /// are each already cut at `limit` rows in output order. Exact: a row among the first `limit`
 /// of the union is among the first `limit` of its own arm.
-fn union_of(arms: Vec<SelectStatement>, limit: u64) -> Option<SelectStatement> {
+fn union_of(arms: Vec<SelectStatement>, order: SortOrder, limit: u64) -> Option<SelectStatement> {
     let mut arms = arms.into_iter().enumerate().map(|(i, arm)| {
         Query::select()
             .column(Asterisk)
@@ -135,14 +161,14 @@ fn union_of(arms: Vec<SelectStatement>, limit: u64) -> Option<SelectStatement> {
         outer.union(UnionType::Distinct, arm);
     }
     outer
-        .order_by(Alias::new(T::BlockNumber.as_str()), Order::Desc)
-        .order_by(Alias::new(T::LogIndex.as_str()), Order::Desc)
+        .order_by(Alias::new(T::BlockNumber.as_str()), sql_order(order))
+        .order_by(Alias::new(T::LogIndex.as_str()), sql_order(order))
         .limit(limit);
     Some(outer)
 }
 
 impl QueryService {
-    /// One page of ERC20 transfers, newest first, after `after`.
+    /// One page of ERC20 transfers in `q.order` (newest first by default), after `after`.
     pub async fn erc20_transfers(
         &self,
         q: &TransferQuery,
@@ -161,7 +187,7 @@ impl QueryService {
                 _ => None,
             };
             let (block, log) = parsed.ok_or(super::CursorError::Invalid)?;
-            base = base.add(older_than(block, log));
+            base = base.add(past(q.order, block, log));
         }
         let limit = q.page_size.get();
         let range = |arm: Option<Condition>| {
@@ -169,8 +195,8 @@ impl QueryService {
             if let Some(arm) = arm {
                 find = find.filter(arm);
             }
-            find.order_by_desc(T::BlockNumber)
-                .order_by_desc(T::LogIndex)
+            find.order_by(T::BlockNumber, sql_order(q.order))
+                .order_by(T::LogIndex, sql_order(q.order))
                 .limit(limit + 1)
         };
         let arms: Vec<SelectStatement> = q
@@ -179,7 +205,7 @@ impl QueryService {
             .map(|a| range(Some(a)).into_query())
             .collect();
         let page_rows = async {
-            Ok(match union_of(arms, limit + 1) {
+            Ok(match union_of(arms, q.order, limit + 1) {
                 Some(union) => {
                     let stmt = self.db.get_database_backend().build(&union);
                     erc20_transfer::Entity::find()

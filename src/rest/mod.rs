@@ -4,6 +4,9 @@
 //! - `GET /{address}/nft` ([`nft`]): the NFTs a wallet owns.
 //! - `GET /erc20/transfers` ([`transfers`]): ERC20 transfers; deprecated upstream, so every
 //!   answer carries a `Deprecation` header (RFC 9745), errors included.
+//! - `GET /{address}/erc20/transfers` and `GET /erc20/{address}/transfers`
+//!   ([`token_transfers`]): a wallet's or a token's ERC20 transfers, the v2.2 routes of today's
+//!   SDKs.
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
 //! one place ([`params`]), call the query service once for the page and once per kind of
@@ -18,6 +21,7 @@ pub mod metadata;
 pub mod nft;
 pub mod openapi;
 pub mod params;
+pub mod token_transfers;
 pub mod transfers;
 
 use axum::middleware::map_response;
@@ -45,5 +49,13 @@ pub fn router() -> Router<AppState> {
             get(transfers::erc20_transfers)
                 .fallback(method_not_allowed)
                 .layer(map_response(transfers::mark_deprecated)),
+        )
+        .route(
+            "/{address}/erc20/transfers",
+            get(token_transfers::wallet_token_transfers).fallback(method_not_allowed),
+        )
+        .route(
+            "/erc20/{address}/transfers",
+            get(token_transfers::token_transfers).fallback(method_not_allowed),
         )
 }

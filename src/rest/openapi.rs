@@ -1,4 +1,4 @@
-//! The OpenAPI 3.1 document of the REST v2 routes, generated from the code, and the two routes
+//! The OpenAPI 3.1 document of the REST routes, generated from the code, and the two routes
 //! that publish it: `GET /openapi.json` (the document) and `GET /docs` (a self-contained API
 //! reference page that renders it, with no external assets, so it works offline).
 //!
@@ -39,13 +39,14 @@ use utoipa::{Modify, OpenApi, ToSchema};
 
 use super::error::ErrorBody;
 use crate::server::AppState;
+use params::OrderList;
 
 mod normalize;
 mod params;
 
 pub use params::{
     attribute_value, AddressSchema, ChainList, NftQueryParams, TokenIdFormatSchema,
-    TransferQueryParams,
+    TokenTransferQueryParams, TransferQueryParams, WalletTransferQueryParams,
 };
 
 /// The name of the security scheme of every operation.
@@ -53,9 +54,10 @@ pub const SECURITY_SCHEME: &str = "ApiKeyAuth";
 
 /// The general description of the document (CommonMark).
 const DESCRIPTION: &str = "\
-REST routes of tokenql, drop-in compatible with the two routes of the **Moralis Web3 Data API \
-v2** that they implement: the NFTs a wallet owns, and the ERC20 transfers that touched a set of \
-wallets or contracts.
+REST routes of tokenql, drop-in compatible with the routes of the **Moralis Web3 Data API \
+v2 and v2.2** that they implement: the NFTs a wallet owns; the ERC20 transfers that touched a set \
+of wallets or contracts (v2); a wallet's and a token's ERC20 transfers (v2.2, with date bounds \
+and `order`).
 
 - **Base paths.** The routes live under `/api/v2`; `/api/v2.2` serves exactly the same routes \
 (the default base of the newest official JS SDK).
@@ -86,8 +88,13 @@ and 503 our fault (a generic message; details only in the server log).";
         (url = "/api/v2", description = "The v2 routes."),
         (url = "/api/v2.2", description = "The same routes under the base path of the newest official JS SDK."),
     ),
-    paths(super::nft::wallet_nfts, super::transfers::erc20_transfers),
-    components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, ErrorBody)),
+    paths(
+        super::nft::wallet_nfts,
+        super::transfers::erc20_transfers,
+        super::token_transfers::wallet_token_transfers,
+        super::token_transfers::token_transfers,
+    ),
+    components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),
     tags(
         (name = "NFT", description = "NFTs owned by a wallet."),

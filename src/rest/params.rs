@@ -10,14 +10,18 @@
 //! - a single value `a=1`, and comma-separated values `a=1,2`.
 //!
 //! Address lists are sorted and de-duplicated by [`AddressList`], so the order of the entries
-//! does not matter. Scalar parameters must appear at most once. Empty values (`limit=`) count as
-//! absent, so the default applies. Booleans are `true` or `false` (any letter case). Unknown
-//! parameters are ignored, as the Moralis API does.
+//! does not matter. Scalar parameters must appear at most once. An empty value of a parameter
+//! a route reads (`chain=`, `limit=`, `a=1,,2`) is a 400, as GraphQL answers an empty argument:
+//! leave a parameter out to get its default. Booleans are `true` or `false` (any letter case).
+//! Unknown parameters are ignored, as the Moralis API does.
 
 use std::collections::HashMap;
 
-use crate::query::{BlockRange, CursorError, NftQuery, TransferQuery};
-use crate::types::{Address, AddressList, BlockNumber, Chain, PageSize, ParseError, TokenIdFormat};
+use crate::query::{BlockRange, CursorError, DateRange, NftQuery, TransferQuery};
+use crate::types::{
+    parse_date, Address, AddressList, BlockNumber, Chain, DateBound, PageSize, ParseError,
+    SortOrder, TokenIdFormat,
+};
 
 use super::error::ApiError;
 
@@ -56,28 +60,31 @@ impl RawParams {
         Self { values }
     }
 
-    /// The non-empty values given for `name`.
-    fn given(&self, name: &str) -> impl Iterator<Item = &str> {
-        self.values
+    /// The values given for `name`, trimmed; an empty one is refused.
+    fn given(&self, name: &'static str) -> Result<Vec<&str>, ApiError> {
+        let values: Vec<&str> = self
+            .values
             .get(name)
             .into_iter()
             .flatten()
             .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
+            .collect();
+        if values.iter().any(|v| v.is_empty()) {
+            return Err(empty(name));
+        }
+        Ok(values)
     }
 
     /// The one value of a scalar parameter, if given.
     pub fn single(&self, name: &'static str) -> Result<Option<&str>, ApiError> {
-        let mut it = self.given(name);
-        let first = it.next();
-        let more = it.count();
-        if more > 0 {
-            return Err(ApiError::bad(
+        match self.given(name)?.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one)),
+            more => Err(ApiError::bad(
                 name,
-                format!("given {} times; expected a single value", more + 1),
-            ));
+                format!("given {} times; expected a single value", more.len()),
+            )),
         }
-        Ok(first)
     }
 
     /// A scalar parameter parsed by `parse`, or `default` when absent.
@@ -93,13 +100,19 @@ impl RawParams {
         }
     }
 
-    /// Every item of a list parameter, across all encodings, comma-separated values split.
-    pub fn list(&self, name: &str) -> Vec<&str> {
-        self.given(name)
+    /// Every item of a list parameter, across all encodings, comma-separated values split; an
+    /// empty item (`a=1,,2`) is refused.
+    pub fn list(&self, name: &'static str) -> Result<Vec<&str>, ApiError> {
+        let items: Vec<&str> = self
+            .given(name)?
+            .into_iter()
             .flat_map(|v| v.split(','))
             .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .collect()
+            .collect();
+        if items.iter().any(|v| v.is_empty()) {
+            return Err(empty(name));
+        }
+        Ok(items)
     }
 
     /// `chain`: a name or hex id; default `eth`.
@@ -119,7 +132,7 @@ impl RawParams {
 
     /// An address-list parameter: up to 100 addresses.
     pub fn addresses(&self, name: &'static str) -> Result<AddressList, ApiError> {
-        AddressList::parse(&self.list(name)).map_err(|e| ApiError::parse(name, e))
+        AddressList::parse(&self.list(name)?).map_err(|e| ApiError::parse(name, e))
     }
 
     /// A block-number parameter, if given.
@@ -149,6 +162,34 @@ impl RawParams {
             )
         })
     }
+}
+
+impl RawParams {
+    /// `order`: `ASC` or `DESC` (any letter case); default `DESC`.
+    pub fn order(&self) -> Result<SortOrder, ApiError> {
+        self.scalar("order", SortOrder::Desc, SortOrder::parse)
+    }
+
+    /// `from_date` and `to_date` (Unix seconds or ISO 8601), with `from_date <= to_date`. Each
+    /// is checked even where `blocks` bounds the same side, and then dropped: a block bound
+    /// wins (v2.2).
+    pub fn dates(&self, blocks: &BlockRange) -> Result<DateRange, ApiError> {
+        let from = self.scalar("from_date", None, |v| {
+            parse_date(v, DateBound::From).map(Some)
+        })?;
+        let to = self.scalar("to_date", None, |v| parse_date(v, DateBound::To).map(Some))?;
+        let from = from.filter(|_| blocks.from.is_none());
+        let to = to.filter(|_| blocks.to.is_none());
+        DateRange::new(from, to).map_err(|e| ApiError::parse("from_date", e))
+    }
+}
+
+/// The answer to an empty value of `name`.
+fn empty(name: &'static str) -> ApiError {
+    ApiError::bad(
+        name,
+        "is empty; give a value, or leave the parameter out for its default",
+    )
 }
 
 /// `true` or `false`, in any letter case.
@@ -212,7 +253,7 @@ pub struct TransferParams {
 }
 
 impl TransferParams {
-    /// Parses the raw query string.
+    /// Parses the raw query string of `GET /erc20/transfers` (v2: no dates, newest first).
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
         let p = RawParams::parse(raw);
         let query = TransferQuery {
@@ -222,6 +263,45 @@ impl TransferParams {
             exclude_wallets: p.addresses("exclude_wallets")?,
             exclude_contracts: p.addresses("exclude_contracts")?,
             blocks: p.block_range()?,
+            dates: DateRange::default(),
+            order: SortOrder::Desc,
+            page_size: p.page_size()?,
+        };
+        Ok(Self {
+            query,
+            cursor: p.cursor()?,
+        })
+    }
+
+    /// Parses `GET /{address}/erc20/transfers` (v2.2): the transfers that the wallet in the
+    /// path sent or received, optionally of `contract_addresses` only.
+    pub fn parse_wallet(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let wallet = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        let contracts = p.addresses("contract_addresses")?;
+        Self::v2_2(&p, AddressList::one(wallet), contracts)
+    }
+
+    /// Parses `GET /erc20/{address}/transfers` (v2.2): the transfers of the token contract in
+    /// the path.
+    pub fn parse_token(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let token = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        Self::v2_2(&p, AddressList::default(), AddressList::one(token))
+    }
+
+    /// What the two v2.2 transfer routes share: blocks or dates, `order`, `limit`, `cursor`.
+    fn v2_2(p: &RawParams, wallets: AddressList, contracts: AddressList) -> Result<Self, ApiError> {
+        let blocks = p.block_range()?;
+        let query = TransferQuery {
+            chain: p.chain()?,
+            wallets,
+            contracts,
+            exclude_wallets: AddressList::default(),
+            exclude_contracts: AddressList::default(),
+            dates: p.dates(&blocks)?,
+            blocks,
+            order: p.order()?,
             page_size: p.page_size()?,
         };
         Ok(Self {

@@ -83,11 +83,80 @@ fn nft_everything_given() {
 }
 
 #[test]
-fn empty_values_mean_absent() {
-    let p = NftParams::parse(WALLET, Some("limit=&chain=&cursor=&token_addresses=")).unwrap();
+fn empty_values_are_refused_and_unknown_ones_ignored() {
+    for q in [
+        "chain=",
+        "limit=",
+        "cursor=",
+        "token_addresses=",
+        "token_addresses[]=",
+        "exclude_spam=+",
+        "format=",
+        "normalizeMetadata=",
+    ] {
+        let m = msg(NftParams::parse(WALLET, Some(q)));
+        let name = q.split(['=', '[']).next().unwrap_or_default();
+        assert!(m.starts_with(&format!("{name}: is empty")), "{q}: {m}");
+    }
+    for q in [
+        "wallet_addresses=0x430d5dde0cd48989737a95b4c46e1801a9a08531,,",
+        "from_block=",
+    ] {
+        assert!(TransferParams::parse(Some(q)).is_err(), "{q}");
+    }
+    let p = NftParams::parse(WALLET, Some("unknown=&other")).unwrap();
     assert_eq!(p, NftParams::parse(WALLET, None).unwrap());
     let p = TransferParams::parse(Some("chain=bsc+testnet")).unwrap();
     assert_eq!(p.query.chain.id(), 0x61);
+}
+
+#[test]
+fn v2_2_transfer_routes_read_order_and_dates() {
+    let p = TransferParams::parse_wallet(WALLET, None).unwrap();
+    assert_eq!(p.query.wallets.db_strings(), vec![WALLET.to_string()]);
+    assert!(p.query.contracts.is_empty());
+    assert_eq!(p.query.order, SortOrder::Desc);
+    assert_eq!(p.query.dates, DateRange::default());
+    let p = TransferParams::parse_token(
+        A,
+        Some("order=asc&from_date=2023-03-20T08:37:35Z&to_date=1679301500"),
+    )
+    .unwrap();
+    assert!(p.query.wallets.is_empty());
+    assert_eq!(p.query.contracts.db_strings(), vec![A.to_string()]);
+    assert_eq!(p.query.order, SortOrder::Asc);
+    assert_eq!(p.query.dates.from, Some(1_679_301_455));
+    assert_eq!(p.query.dates.to, Some(1_679_301_500));
+    // A block bound wins over the date of its side (the date is still checked).
+    let p = TransferParams::parse_wallet(
+        WALLET,
+        Some("from_block=5&from_date=2999-01-01&to_date=2000-01-01"),
+    )
+    .unwrap();
+    assert_eq!(p.query.dates.from, None);
+    assert_eq!(p.query.dates.to, Some(946_684_800));
+    assert!(TransferParams::parse_wallet(WALLET, Some("from_block=5&from_date=soon")).is_err());
+    for (q, want) in [
+        ("order=up", "order: 'up' is not an order"),
+        (
+            "from_date=2023-02-30",
+            "from_date: '2023-02-30' is not a date",
+        ),
+        ("to_date=-5", "to_date: '-5' is not a date"),
+        (
+            "from_date=2023-03-02&to_date=2023-03-01",
+            "from_date: 1677715200 is after to_date",
+        ),
+        (
+            "contract_addresses=0x1",
+            "contract_addresses: '0x1' is not an address",
+        ),
+    ] {
+        let m = msg(TransferParams::parse_wallet(WALLET, Some(q)));
+        assert!(m.starts_with(want), "{q}: {m}");
+    }
+    let m = msg(TransferParams::parse_token("usdt", None));
+    assert!(m.starts_with("address: 'usdt' is not an address"), "{m}");
 }
 
 #[test]

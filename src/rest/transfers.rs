@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 use super::envelope::{text, TransferEnvelope};
 use super::error::ApiError;
 use super::params::TransferParams;
-use crate::query::{ContractInfo, Erc20Transfer};
+use crate::query::{ContractInfo, Erc20Transfer, Page, QueryService};
 use crate::server::Reader;
 use crate::types::{iso8601_secs, Address};
 
@@ -152,15 +152,39 @@ pub(super) async fn erc20_transfers(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<TransferEnvelope<TransferRecord>>, ApiError> {
     let params = TransferParams::parse(raw.as_deref())?;
+    let page = transfer_page(&service, &params).await?;
+    let result = page
+        .transfers
+        .edges
+        .iter()
+        .map(|e| TransferRecord::new(&e.node, page.contracts.get(&e.node.contract), &page.labels))
+        .collect();
+    Ok(Json(TransferEnvelope::new(&page.transfers, result)))
+}
+
+/// A page of transfers with what its records show of their tokens and wallets.
+pub(super) struct TransferPage {
+    /// The page from the query service.
+    pub transfers: Page<Erc20Transfer>,
+    /// The page's token contracts.
+    pub contracts: HashMap<Address, ContractInfo>,
+    /// The labels of the page's senders and recipients.
+    pub labels: HashMap<Address, String>,
+}
+
+/// Reads one page of transfers and its related data: three statements, whatever the page.
+pub(super) async fn transfer_page(
+    service: &QueryService,
+    params: &TransferParams,
+) -> Result<TransferPage, ApiError> {
     let chain = params.query.chain;
-    let page = service
+    let transfers = service
         .erc20_transfers(&params.query, params.cursor.as_deref())
         .await
         .map_err(|e| ApiError::from_query("erc20_transfers", e))?;
-
     // The service de-duplicates keys itself: one statement per kind, whatever the page.
-    let contract_addrs: Vec<Address> = page.edges.iter().map(|e| e.node.contract).collect();
-    let wallet_addrs: Vec<Address> = page
+    let contract_addrs: Vec<Address> = transfers.edges.iter().map(|e| e.node.contract).collect();
+    let wallet_addrs: Vec<Address> = transfers
         .edges
         .iter()
         .flat_map(|e| [e.node.from, e.node.to])
@@ -170,11 +194,9 @@ pub(super) async fn erc20_transfers(
         service.labels(chain, &wallet_addrs)
     )
     .map_err(|e| ApiError::from_query("erc20 related data", e))?;
-
-    let result = page
-        .edges
-        .iter()
-        .map(|e| TransferRecord::new(&e.node, contracts.get(&e.node.contract), &labels))
-        .collect();
-    Ok(Json(TransferEnvelope::new(&page, result)))
+    Ok(TransferPage {
+        transfers,
+        contracts,
+        labels,
+    })
 }

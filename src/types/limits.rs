@@ -121,6 +121,11 @@ impl AddressList {
         Ok(AddressList(v))
     }
 
+    /// A list of one address.
+    pub fn one(a: Address) -> Self {
+        AddressList(vec![a])
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -6,6 +6,7 @@ mod address;
 mod chain;
 pub mod hex;
 mod limits;
+mod order;
 mod scope;
 mod time;
 mod uint256;
@@ -13,8 +14,9 @@ mod uint256;
 pub use address::Address;
 pub use chain::Chain;
 pub use limits::{AddressList, BlockNumber, PageSize, TokenIdFormat, MAX_LIST_LEN};
+pub use order::SortOrder;
 pub use scope::{Scope, ScopeKind, ScopeState};
-pub use time::{iso8601_ms, iso8601_secs};
+pub use time::{iso8601_ms, iso8601_secs, parse_date, DateBound};
 pub use uint256::Uint256;
 
 /// Why a user-supplied value was refused. The message is safe to show to the user; the caller

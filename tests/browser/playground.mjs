@@ -1,6 +1,7 @@
 // Opens tokenql's GraphiQL playground in headless Chromium and uses it as a person would:
 // types the API key, checks the docs explorer (fed by introspection), runs both preloaded
-// example queries and waits for their data in the result pane, then saves a screenshot.
+// example queries and waits for their data in the result pane, then saves a screenshot; last,
+// opens the link with the key in its fragment (as `serve --demo` prints it) in a fresh profile.
 //
 //   node playground.mjs BASE_URL API_KEY SCREENSHOT.png
 //
@@ -197,6 +198,33 @@ try {
   if (problems.length) throw new Error('problems while using the page');
   mkdirSync(dirname(screenshot), { recursive: true });
   await page.screenshot({ path: screenshot });
+
+  // A newcomer's link (`serve --demo` prints it): a fresh browser profile opens
+  // /playground#key=KEY; the key fills the box, goes with the first request, is kept, and
+  // leaves the address bar; the first example runs with one click.
+  const fresh = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  await fresh.route('**/*', (route) => {
+    const u = route.request().url();
+    if (isLocal(u)) return route.continue();
+    problem(`request to another host: ${u}`);
+    return route.abort('blockedbyclient');
+  });
+  fresh.on('request', (req) => requests.push(`${req.method()} ${req.url()}`));
+  fresh.on('response', (resp) => {
+    if (resp.status() >= 400) problem(`HTTP ${resp.status()}: ${resp.request().method()} ${resp.url()}`);
+  });
+  page = await fresh.newPage();
+  page.on('pageerror', (err) => problem(`JavaScript error: ${err.message}`));
+  const link = `${url}#key=${encodeURIComponent(apiKey)}`;
+  await checkIntrospection(page, () => page.goto(link, { waitUntil: 'load', timeout: STEP_MS }), 'opening the link');
+  const boxed = await page.locator('#api-key').inputValue();
+  if (boxed !== apiKey) throw new Error(`the link's key is not in the box (${JSON.stringify(boxed)})`);
+  if (page.url().includes(apiKey)) throw new Error(`the key stayed in the address bar: ${page.url()}`);
+  const keptByLink = await page.evaluate(() => window.localStorage.getItem('tokenql.apiKey'));
+  if (keptByLink !== apiKey) throw new Error(`the link's key was not kept (got ${keptByLink})`);
+  await runActiveTab(page, 'NftsByWallet', 'nftsByWallet', ['"edges"', '"tokenAddress"']);
+  log('a link with the key: the key is in the box, sent, kept and gone from the address bar');
+
   const hosts = new Set(requests.map((r) => new URL(r.split(' ')[1]).host));
   log(`${requests.length} requests, all to ${[...hosts].join(', ')}; screenshot: ${screenshot}`);
   ok = true;

@@ -28,6 +28,8 @@ pub struct Transfer {
     pub block_hash: String,
     /// ISO 8601 UTC with milliseconds.
     pub block_timestamp: String,
+    /// The same time in Unix seconds.
+    pub block_time: u64,
     pub transaction_hash: String,
     pub transaction_index: u64,
     pub log_index: u64,
@@ -230,6 +232,7 @@ impl Truth {
                     block_number: block,
                     block_hash: field(&log, "blockHash").to_lowercase(),
                     block_timestamp: iso8601(ts),
+                    block_time: ts,
                     transaction_hash: field(&log, "transactionHash").to_lowercase(),
                     transaction_index: quantity(field(&log, "transactionIndex")),
                     log_index,
