@@ -5,11 +5,16 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::truth::{Transfer, Truth};
+use common::truth::{hex_to_dec, iso8601, NftMove, Transfer, Truth, ZERO};
 use common::{enc, gql_str, nfts_query, text, transfers_query, Backend, TestApp};
 use serde_json::{json, Value};
 
-crate::backend_tests!(pagination_walk, cursor_misuse, v2_2_transfer_routes);
+crate::backend_tests!(
+    pagination_walk,
+    cursor_misuse,
+    v2_2_transfer_routes,
+    v2_2_nft_transfer_routes
+);
 
 /// The identity of an NFT record: (contract, token id).
 fn nft_key(r: &Value, contract: &str, id: &str) -> (String, String) {
@@ -661,6 +666,268 @@ async fn v2_2_transfer_routes(backend: Backend) {
         ),
     ];
     for (uri, name) in bad {
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 400, "{uri}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&format!("{name}:"))),
+            "{uri}: the message should name {name}: {body}"
+        );
+    }
+
+    app.cleanup().await;
+}
+
+/// (block number, log index) of each NFT move (the demo has no batches: batch index 0).
+fn move_positions(ms: &[&NftMove]) -> Vec<(u64, u64)> {
+    ms.iter().map(|m| (m.block, m.log)).collect()
+}
+
+/// A v2.2 NFT transfer record against the move it stands for, field by field.
+fn check_nft_transfer_record(r: &Value, m: &NftMove) {
+    let s = |k: &str| r[k].as_str().map(str::to_string);
+    assert_eq!(
+        s("token_address").as_deref(),
+        Some(m.contract.as_str()),
+        "{r}"
+    );
+    assert_eq!(s("token_id"), Some(hex_to_dec(&m.id_hex)), "{r}");
+    assert_eq!(s("from_address").as_deref(), Some(m.from.as_str()), "{r}");
+    assert_eq!(s("to_address").as_deref(), Some(m.to.as_str()), "{r}");
+    assert_eq!(s("amount"), Some(m.amount.to_string()), "{r}");
+    let kind = if m.erc1155 { "ERC1155" } else { "ERC721" };
+    assert_eq!(s("contract_type").as_deref(), Some(kind), "{r}");
+    assert_eq!(s("block_number"), Some(m.block.to_string()), "{r}");
+    assert_eq!(s("block_timestamp"), Some(iso8601(m.time)), "{r}");
+    assert_eq!(
+        s("transaction_hash").as_deref(),
+        Some(m.transaction_hash.as_str()),
+        "{r}"
+    );
+    assert_eq!(r["log_index"].as_u64(), Some(m.log), "{r}");
+    assert!(r["transaction_index"].is_u64(), "{r}");
+    if !m.erc1155 {
+        assert!(r["operator"].is_null(), "ERC721 has no operator: {r}");
+    }
+    for never in [
+        "value",
+        "transaction_type",
+        "last_sale",
+        "from_address_entity",
+        "to_address_entity",
+    ] {
+        assert!(
+            r[never].is_null(),
+            "{never} is data tokenql does not have: {r}"
+        );
+    }
+    assert!(
+        r["possible_spam"].is_boolean() && r["verified_collection"].is_boolean(),
+        "{r}"
+    );
+}
+
+/// `GET /{address}/nft/transfers` and `GET /nft/{address}/transfers`: both orders, date and
+/// block bounds, `contract_addresses`, `format=hex`, mints and burns, record fields, errors.
+async fn v2_2_nft_transfer_routes(backend: Backend) {
+    let truth = Truth::demo();
+    let app = common::spawn(backend).await;
+    app.load_demo().await;
+
+    // The wallet in the most moves (mints' and burns' zero address aside).
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for m in &truth.nft_moves {
+        for w in [&m.from, &m.to] {
+            if w != ZERO {
+                *counts.entry(w).or_default() += 1;
+            }
+        }
+    }
+    let (w, n) = counts
+        .iter()
+        .max_by_key(|(a, n)| (**n, std::cmp::Reverse(**a)))
+        .map(|(a, n)| (a.to_string(), *n))
+        .expect("NFT moves in the demo");
+    assert!(
+        n > 14,
+        "the busiest NFT wallet spans several pages of 7: {n}"
+    );
+    let mine: Vec<&NftMove> = truth
+        .nft_moves
+        .iter()
+        .filter(|m| m.from == w || m.to == w)
+        .collect();
+    let desc = move_positions(&mine);
+    let records = walk_v2_2(
+        &app,
+        &format!("/api/v2.2/{w}/nft/transfers?limit=7"),
+        7,
+        &desc,
+    )
+    .await;
+    for (r, m) in records.iter().zip(&mine) {
+        check_nft_transfer_record(r, m);
+    }
+    let mut asc = desc.clone();
+    asc.reverse();
+    walk_v2_2(
+        &app,
+        &format!("/api/v2/{w}/nft/transfers?limit=5&order=ASC"),
+        5,
+        &asc,
+    )
+    .await;
+
+    // A collection's moves, mints and burns included, both orders.
+    let mut by_collection: std::collections::BTreeMap<&str, usize> = Default::default();
+    for m in &truth.nft_moves {
+        *by_collection.entry(&m.contract).or_default() += 1;
+    }
+    let (c, _) = by_collection
+        .iter()
+        .max_by_key(|(a, n)| (**n, std::cmp::Reverse(**a)))
+        .expect("a collection");
+    let of_c: Vec<&NftMove> = truth
+        .nft_moves
+        .iter()
+        .filter(|m| m.contract == *c)
+        .collect();
+    let want = move_positions(&of_c);
+    walk_v2_2(
+        &app,
+        &format!("/api/v2.2/nft/{c}/transfers?limit=100"),
+        100,
+        &want,
+    )
+    .await;
+    let mut want_asc = want.clone();
+    want_asc.reverse();
+    walk_v2_2(
+        &app,
+        &format!("/api/v2.2/nft/{c}/transfers?limit=9&order=asc"),
+        9,
+        &want_asc,
+    )
+    .await;
+    // And the collection of the demo's first mint, mints and all.
+    let minted = &truth
+        .nft_moves
+        .iter()
+        .find(|m| m.from == ZERO)
+        .expect("the demo has mints")
+        .contract;
+    let of_minted: Vec<&NftMove> = truth
+        .nft_moves
+        .iter()
+        .filter(|m| &m.contract == minted)
+        .collect();
+    let records = walk_v2_2(
+        &app,
+        &format!("/api/v2.2/nft/{minted}/transfers?limit=6"),
+        6,
+        &move_positions(&of_minted),
+    )
+    .await;
+    for (r, m) in records.iter().zip(&of_minted) {
+        check_nft_transfer_record(r, m);
+    }
+
+    // A burn: the zero address as recipient.
+    {
+        let burn = truth
+            .nft_moves
+            .iter()
+            .find(|m| m.to == ZERO && m.from != ZERO)
+            .expect("the demo has burns");
+        let uri = format!(
+            "/api/v2.2/nft/{}/transfers?from_block={b}&to_block={b}",
+            burn.contract,
+            b = burn.block
+        );
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            body["result"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|r| r["to_address"] == ZERO && r["log_index"].as_u64() == Some(burn.log)),
+            "the burn is a record: {body}"
+        );
+    }
+
+    // Date bounds (ISO 8601 and seconds), a block bound winning, and one collection only.
+    let (lo, hi) = (mine[mine.len() * 3 / 4], mine[mine.len() / 4]);
+    let inside: Vec<&NftMove> = mine
+        .iter()
+        .copied()
+        .filter(|m| (lo.time..=hi.time).contains(&m.time))
+        .collect();
+    let uri = format!(
+        "/api/v2.2/{w}/nft/transfers?limit=4&from_date={}&to_date={}",
+        enc(&iso8601(lo.time)),
+        hi.time
+    );
+    walk_v2_2(&app, &uri, 4, &move_positions(&inside)).await;
+    let by_block: Vec<&NftMove> = mine
+        .iter()
+        .copied()
+        .filter(|m| m.block <= hi.block && m.time >= lo.time)
+        .collect();
+    let uri = format!(
+        "/api/v2.2/{w}/nft/transfers?limit=4&to_block={}&to_date=1000&from_date={}",
+        hi.block, lo.time
+    );
+    walk_v2_2(&app, &uri, 4, &move_positions(&by_block)).await;
+    let one = &mine[0].contract;
+    let of_one: Vec<&NftMove> = mine
+        .iter()
+        .copied()
+        .filter(|m| &m.contract == one)
+        .collect();
+    let uri = format!("/api/v2.2/{w}/nft/transfers?contract_addresses={one}&limit=3");
+    walk_v2_2(&app, &uri, 3, &move_positions(&of_one)).await;
+
+    // format=hex writes the same ids in hex.
+    let (status, _, body) = app
+        .get_rest(&format!("/api/v2.2/{w}/nft/transfers?limit=3&format=hex"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    for (r, m) in body["result"].as_array().expect("result").iter().zip(&mine) {
+        let hex = m.id_hex.trim_start_matches('0');
+        let want = format!("0x{}", if hex.is_empty() { "0" } else { hex });
+        assert_eq!(r["token_id"].as_str(), Some(want.as_str()), "{r}");
+    }
+
+    // Errors name the parameter; a transfer cursor is not an NFT transfer cursor.
+    let (_, _, erc20) = app
+        .get_rest(&format!("/api/v2.2/{w}/erc20/transfers?limit=1"))
+        .await;
+    let foreign = erc20["cursor"]
+        .as_str()
+        .map(enc)
+        .unwrap_or_else(|| "x".into());
+    for (uri, name) in [
+        (
+            format!("/api/v2.2/{w}/nft/transfers?order=sideways"),
+            "order",
+        ),
+        (
+            format!("/api/v2.2/{w}/nft/transfers?format=octal"),
+            "format",
+        ),
+        (
+            format!("/api/v2.2/{w}/nft/transfers?to_date=tomorrow"),
+            "to_date",
+        ),
+        (format!("/api/v2.2/{w}/nft/transfers?chain="), "chain"),
+        ("/api/v2.2/nft/0xzz/transfers".to_string(), "address"),
+        (
+            format!("/api/v2.2/{w}/nft/transfers?cursor={foreign}"),
+            "cursor",
+        ),
+    ] {
         let (status, _, body) = app.get_rest(&uri).await;
         assert_eq!(status, 400, "{uri}: {body}");
         assert!(

@@ -23,12 +23,23 @@ const WALLET: &str = "0x430d5dde0cd48989737a95b4c46e1801a9a08531";
 /// Holds 15 NFTs of 10 collections.
 const COLLECTOR: &str = "0x34db35639eafe2712ae1f69dfa298b06a5c25053";
 const USDT: &str = "0xdac17f958d2ee523a2206206994597c13d831ec7";
+/// A collection of the demo: 4 of COLLECTOR's NFTs.
+const NFT_COLLECTION: &str = "0x3acce66cd37518a6d77d9ea3039e00b3a2955460";
 const NFT: &str = "/{address}/nft";
 const TRANSFERS: &str = "/erc20/transfers";
 const WALLET_TRANSFERS: &str = "/{address}/erc20/transfers";
 const TOKEN_TRANSFERS: &str = "/erc20/{address}/transfers";
+const WALLET_NFT_TRANSFERS: &str = "/{address}/nft/transfers";
+const COLLECTION_NFT_TRANSFERS: &str = "/nft/{address}/transfers";
 /// Every route, as the document names it.
-const ROUTES: [&str; 4] = [NFT, TRANSFERS, WALLET_TRANSFERS, TOKEN_TRANSFERS];
+const ROUTES: [&str; 6] = [
+    NFT,
+    TRANSFERS,
+    WALLET_TRANSFERS,
+    TOKEN_TRANSFERS,
+    WALLET_NFT_TRANSFERS,
+    COLLECTION_NFT_TRANSFERS,
+];
 
 fn document() -> Value {
     serde_json::to_value(tokenql::rest::openapi::document()).expect("document to JSON")
@@ -96,13 +107,22 @@ fn is_a_complete_openapi_3_1_document() {
     let paths = doc["paths"].as_object().expect("paths");
     assert_eq!(
         paths.keys().map(String::as_str).collect::<Vec<_>>(),
-        [TRANSFERS, TOKEN_TRANSFERS, WALLET_TRANSFERS, NFT]
+        [
+            TRANSFERS,
+            TOKEN_TRANSFERS,
+            COLLECTION_NFT_TRANSFERS,
+            WALLET_TRANSFERS,
+            NFT,
+            WALLET_NFT_TRANSFERS
+        ]
     );
     for (path, id) in [
         (NFT, "getWalletNFTs"),
         (TRANSFERS, "getErc20Transfers"),
         (WALLET_TRANSFERS, "getWalletTokenTransfers"),
         (TOKEN_TRANSFERS, "getTokenTransfers"),
+        (WALLET_NFT_TRANSFERS, "getWalletNFTTransfers"),
+        (COLLECTION_NFT_TRANSFERS, "getNFTContractTransfers"),
     ] {
         let op = &doc["paths"][path]["get"];
         assert_eq!(op["operationId"], id);
@@ -532,6 +552,12 @@ async fn live_answers_validate_against_the_documented_schemas() {
         ),
         (TOKEN_TRANSFERS, format!("/erc20/{USDT}/transfers?limit=40&order=desc")),
         (TOKEN_TRANSFERS, format!("/erc20/{USDT}/transfers?from_block=0&to_date=1900000000")),
+        (WALLET_NFT_TRANSFERS, format!("/{WALLET}/nft/transfers?limit=20")),
+        (WALLET_NFT_TRANSFERS, format!("/{COLLECTOR}/nft/transfers?format=hex&order=ASC")),
+        (
+            COLLECTION_NFT_TRANSFERS,
+            format!("/nft/{NFT_COLLECTION}/transfers?limit=30&from_date=2022-01-01"),
+        ),
     ];
     for (path, q) in &v2_2_queries {
         let mut uri = format!("/api/v2.2{q}");

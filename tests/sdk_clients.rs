@@ -336,12 +336,17 @@ async fn check_pages(
         assert_eq!(typed.len(), ours.records.len(), "{ctx}: typed records");
         for (j, (t, r)) in typed.iter().zip(&ours.records).enumerate() {
             let ctx = format!("{ctx}, record {j}");
-            if call.op.starts_with("nft.") {
-                check_typed_nft(&ctx, t, r);
-            } else if call.op == "token.getErc20Transfers" {
-                check_typed_transfer(&ctx, t, r);
-            } else {
-                check_typed_transaction(&ctx, t, r);
+            match call.op {
+                "nft.getWalletNFTs" => check_typed_nft(&ctx, t, r),
+                "token.getErc20Transfers" => check_typed_transfer(&ctx, t, r),
+                "nft.getNFTContractTransfers" => {
+                    // moralis 2.27.2 builds this call's typed `tokenAddress` from the record's
+                    // `to_address` (its deserializer's own mistake; `raw` above holds ours).
+                    assert_eq!(lower(&t["tokenAddress"]), lower(&r["to_address"]), "{ctx}");
+                    check_typed_fields(&ctx, t, r, &NFT_MOVE_FIELDS[1..]);
+                }
+                op if op.starts_with("nft.") => check_typed_fields(&ctx, t, r, NFT_MOVE_FIELDS),
+                _ => check_typed_fields(&ctx, t, r, TRANSACTION_FIELDS),
             }
         }
     }
@@ -361,10 +366,10 @@ async fn check_pages(
         "{what}: records across pages differ from limit=100"
     );
     let key = |r: &Value| -> String {
-        if call.op.starts_with("nft.") {
+        if call.op == "nft.getWalletNFTs" {
             format!("{}/{}", r["token_address"], r["token_id"])
         } else {
-            format!("{}/{}", r["block_number"], r["log_index"])
+            format!("{}/{}/{}", r["block_number"], r["log_index"], r["token_id"])
         }
     };
     let distinct: HashSet<String> = all.iter().map(key).collect();
@@ -463,9 +468,42 @@ fn check_typed_transfer(ctx: &str, t: &Value, r: &Value) {
     );
 }
 
-/// A v2.2 transfer record as the SDK types it (camelCase or snake_case, numbers as strings or
-/// numbers, addresses in any case) against the record REST answered.
-fn check_typed_transaction(ctx: &str, t: &Value, r: &Value) {
+/// The fields of a v2.2 ERC20 transfer record the SDK must carry.
+const TRANSACTION_FIELDS: &[&str] = &[
+    "address",
+    "from_address",
+    "to_address",
+    "transaction_hash",
+    "block_hash",
+    "value",
+    "log_index",
+    "transaction_index",
+    "from_address_label",
+    "to_address_label",
+    "token_symbol",
+    "possible_spam",
+    "verified_contract",
+];
+
+/// The fields of a v2.2 NFT transfer record the SDK must carry (`token_address` first).
+const NFT_MOVE_FIELDS: &[&str] = &[
+    "token_address",
+    "token_id",
+    "from_address",
+    "to_address",
+    "amount",
+    "contract_type",
+    "transaction_hash",
+    "block_hash",
+    "log_index",
+    "transaction_index",
+    "possible_spam",
+    "verified_collection",
+];
+
+/// A v2.2 record as the SDK types it (camelCase or snake_case, numbers as strings or numbers,
+/// addresses in any case) against the record REST answered, field by field.
+fn check_typed_fields(ctx: &str, t: &Value, r: &Value, fields: &[&str]) {
     let field = |snake: &str| -> Option<String> {
         let camel: String = snake
             .split('_')
@@ -485,21 +523,7 @@ fn check_typed_transaction(ctx: &str, t: &Value, r: &Value) {
         };
         lower(v)
     };
-    for f in [
-        "address",
-        "from_address",
-        "to_address",
-        "transaction_hash",
-        "block_hash",
-        "value",
-        "log_index",
-        "transaction_index",
-        "from_address_label",
-        "to_address_label",
-        "token_symbol",
-        "possible_spam",
-        "verified_contract",
-    ] {
+    for &f in fields {
         assert_eq!(field(f), lower(&r[f]), "{ctx}: {f}\nSDK: {t}\nREST: {r}");
     }
 }
@@ -861,7 +885,8 @@ async fn moralis_2_22_get_erc20_transfers() {
     app.cleanup().await;
 }
 
-/// moralis 2.27.2's v2.2 transfer calls, `getWalletTokenTransfers` and `getTokenTransfers`, at
+/// moralis 2.27.2's v2.2 transfer calls, `getWalletTokenTransfers`, `getTokenTransfers`,
+/// `getWalletNFTTransfers` and `getNFTContractTransfers`, at
 /// its default base path: both orders, block and date bounds, a contract filter, paging with
 /// `next()`; a date the SDK refuses itself, and dates in the wrong order answered with our 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -925,6 +950,21 @@ async fn moralis_2_27_wallet_and_token_transfers() {
                    "limit": 50}),
             format!("{u}&from_date={}&order=ASC", common::enc(&since)),
             50,
+        ),
+        Call::pages(
+            "a wallet's NFT moves, limit 5",
+            "nft.getWalletNFTTransfers",
+            json!({"chain": "0x1", "address": WALLET_15, "limit": 5}),
+            format!("/api/v2.2/{WALLET_15}/nft/transfers?chain=0x1"),
+            5,
+        ),
+        Call::pages(
+            "a collection's NFT moves, oldest first, hex ids",
+            "nft.getNFTContractTransfers",
+            json!({"chain": "0x1", "address": upper(RICH), "order": "ASC", "format": "hex",
+                   "limit": 2}),
+            format!("/api/v2.2/nft/{RICH}/transfers?chain=0x1&order=ASC&format=hex"),
+            2,
         ),
         Call {
             name: "a date that is not one".into(),

@@ -20,6 +20,9 @@ type HmacSha256 = Hmac<Sha256>;
 pub enum CursorKind {
     Nft,
     Erc20,
+    /// NFT transfers (`nftx` in the payload).
+    #[serde(rename = "nftx")]
+    NftTransfer,
 }
 
 /// The decoded content of a cursor.

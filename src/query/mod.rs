@@ -17,6 +17,7 @@ mod cursor;
 
 mod media;
 mod model;
+mod nft_transfers;
 mod nfts;
 mod related;
 pub mod status;

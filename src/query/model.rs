@@ -150,6 +150,43 @@ pub struct TransferQuery {
     pub page_size: PageSize,
 }
 
+/// Filters of `nft_transfers`: a wallet's (sent or received) or a collection's NFT moves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftTransferQuery {
+    pub chain: Chain,
+    /// The sender or recipient; `None` for every wallet.
+    pub wallet: Option<Address>,
+    /// Restrict to these collections; empty means all.
+    pub contracts: AddressList,
+    pub blocks: BlockRange,
+    pub dates: DateRange,
+    pub order: SortOrder,
+    pub page_size: PageSize,
+}
+
+/// One NFT move: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of a
+/// `TransferBatch`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftTransfer {
+    pub contract: Address,
+    pub token_id: Uint256,
+    /// `ERC721` or `ERC1155`.
+    pub contract_type: String,
+    pub operator: Option<Address>,
+    pub from: Address,
+    pub to: Address,
+    pub amount: Uint256,
+    pub block_number: u64,
+    pub block_hash: String,
+    /// Unix seconds.
+    pub block_timestamp: u64,
+    pub transaction_hash: String,
+    pub transaction_index: u32,
+    pub log_index: u32,
+    /// Position in a `TransferBatch` (0 otherwise).
+    pub batch_index: u32,
+}
+
 /// One ERC20 transfer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Erc20Transfer {

@@ -138,7 +138,7 @@ fn past(order: SortOrder, block: i64, log: i32) -> Condition {
 }
 
 /// `order` as SQL's.
-fn sql_order(order: SortOrder) -> Order {
+pub(super) fn sql_order(order: SortOrder) -> Order {
     match order {
         SortOrder::Asc => Order::Asc,
         SortOrder::Desc => Order::Desc,

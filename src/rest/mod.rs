@@ -7,6 +7,8 @@
 //! - `GET /{address}/erc20/transfers` and `GET /erc20/{address}/transfers`
 //!   ([`token_transfers`]): a wallet's or a token's ERC20 transfers, the v2.2 routes of today's
 //!   SDKs.
+//! - `GET /{address}/nft/transfers` and `GET /nft/{address}/transfers` ([`nft_transfers`]): a
+//!   wallet's or a collection's NFT moves (v2.2).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
 //! one place ([`params`]), call the query service once for the page and once per kind of
@@ -19,6 +21,7 @@ pub mod error;
 pub mod media;
 pub mod metadata;
 pub mod nft;
+pub mod nft_transfers;
 pub mod openapi;
 pub mod params;
 pub mod token_transfers;
@@ -57,5 +60,13 @@ pub fn router() -> Router<AppState> {
         .route(
             "/erc20/{address}/transfers",
             get(token_transfers::token_transfers).fallback(method_not_allowed),
+        )
+        .route(
+            "/{address}/nft/transfers",
+            get(nft_transfers::wallet_nft_transfers).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/transfers",
+            get(nft_transfers::collection_nft_transfers).fallback(method_not_allowed),
         )
 }

@@ -45,8 +45,9 @@ mod normalize;
 mod params;
 
 pub use params::{
-    attribute_value, AddressSchema, ChainList, NftQueryParams, TokenIdFormatSchema,
-    TokenTransferQueryParams, TransferQueryParams, WalletTransferQueryParams,
+    attribute_value, AddressSchema, ChainList, CollectionNftTransferQueryParams, NftQueryParams,
+    TokenIdFormatSchema, TokenTransferQueryParams, TransferQueryParams,
+    WalletNftTransferQueryParams, WalletTransferQueryParams,
 };
 
 /// The name of the security scheme of every operation.
@@ -56,8 +57,8 @@ pub const SECURITY_SCHEME: &str = "ApiKeyAuth";
 const DESCRIPTION: &str = "\
 REST routes of tokenql, drop-in compatible with the routes of the **Moralis Web3 Data API \
 v2 and v2.2** that they implement: the NFTs a wallet owns; the ERC20 transfers that touched a set \
-of wallets or contracts (v2); a wallet's and a token's ERC20 transfers (v2.2, with date bounds \
-and `order`).
+of wallets or contracts (v2); a wallet's and a token's ERC20 transfers, and a wallet's and a \
+collection's NFT transfers (v2.2, with date bounds and `order`).
 
 - **Base paths.** The routes live under `/api/v2`; `/api/v2.2` serves exactly the same routes \
 (the default base of the newest official JS SDK).
@@ -93,11 +94,13 @@ and 503 our fault (a generic message; details only in the server log).";
         super::transfers::erc20_transfers,
         super::token_transfers::wallet_token_transfers,
         super::token_transfers::token_transfers,
+        super::nft_transfers::wallet_nft_transfers,
+        super::nft_transfers::collection_nft_transfers,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),
     tags(
-        (name = "NFT", description = "NFTs owned by a wallet."),
+        (name = "NFT", description = "NFTs owned by a wallet, and NFT transfers."),
         (name = "Token", description = "ERC20 token transfers."),
     ),
     modifiers(&Finish),

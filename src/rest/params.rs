@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use crate::query::{BlockRange, CursorError, DateRange, NftQuery, TransferQuery};
+use crate::query::{BlockRange, CursorError, DateRange, NftQuery, NftTransferQuery, TransferQuery};
 use crate::types::{
     parse_date, Address, AddressList, BlockNumber, Chain, DateBound, PageSize, ParseError,
     SortOrder, TokenIdFormat,
@@ -307,6 +307,58 @@ impl TransferParams {
         Ok(Self {
             query,
             cursor: p.cursor()?,
+        })
+    }
+}
+
+/// Everything `GET /{address}/nft/transfers` or `GET /nft/{address}/transfers` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftTransferParams {
+    /// The filters handed to the query service.
+    pub query: NftTransferQuery,
+    /// The cursor of the page to read; `None` for the first page.
+    pub cursor: Option<String>,
+    /// How `token_id` is written.
+    pub format: TokenIdFormat,
+}
+
+impl NftTransferParams {
+    /// Parses `GET /{address}/nft/transfers`: the NFTs the wallet in the path sent or
+    /// received, optionally of `contract_addresses` only.
+    pub fn parse_wallet(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let wallet = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        let contracts = p.addresses("contract_addresses")?;
+        Self::parse_rest(&p, Some(wallet), contracts)
+    }
+
+    /// Parses `GET /nft/{address}/transfers`: the moves of the collection in the path.
+    pub fn parse_collection(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let collection = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        Self::parse_rest(&p, None, AddressList::one(collection))
+    }
+
+    /// What both routes share: blocks or dates, `order`, `limit`, `cursor`, `format`.
+    fn parse_rest(
+        p: &RawParams,
+        wallet: Option<Address>,
+        contracts: AddressList,
+    ) -> Result<Self, ApiError> {
+        let blocks = p.block_range()?;
+        let query = NftTransferQuery {
+            chain: p.chain()?,
+            wallet,
+            contracts,
+            dates: p.dates(&blocks)?,
+            blocks,
+            order: p.order()?,
+            page_size: p.page_size()?,
+        };
+        Ok(Self {
+            query,
+            cursor: p.cursor()?,
+            format: p.scalar("format", TokenIdFormat::Decimal, TokenIdFormat::parse)?,
         })
     }
 }

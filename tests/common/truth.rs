@@ -68,6 +68,8 @@ pub struct Truth {
     pub transfers: Vec<Transfer>,
     /// Current holdings per owner, ordered by (contract, token id) ascending.
     pub nfts: BTreeMap<String, Vec<Nft>>,
+    /// Every NFT move, block number desc, log index desc.
+    pub nft_moves: Vec<NftMove>,
     /// Chain 1 entries of the bundled token list, by lowercase address.
     pub meta: HashMap<String, Meta>,
 }
@@ -162,15 +164,21 @@ fn small(hex: &str) -> u128 {
 /// Owner -> (amount, block of the latest acquisition, whether ERC1155), for one token.
 type Holders = BTreeMap<String, (u128, u64, bool)>;
 
-struct NftMove {
-    block: u64,
-    log: u64,
-    contract: String,
-    id_hex: String,
-    from: String,
-    to: String,
-    amount: u128,
-    erc1155: bool,
+/// One NFT move (ERC721 `Transfer` or ERC1155 `TransferSingle`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftMove {
+    pub block: u64,
+    pub log: u64,
+    pub contract: String,
+    /// 64 lowercase hex digits.
+    pub id_hex: String,
+    pub from: String,
+    pub to: String,
+    pub amount: u128,
+    pub erc1155: bool,
+    /// Unix seconds.
+    pub time: u64,
+    pub transaction_hash: String,
 }
 
 impl Truth {
@@ -247,6 +255,8 @@ impl Truth {
                     to: word_address(&topics[2]),
                     amount: 1,
                     erc1155: false,
+                    time: timestamps[&block],
+                    transaction_hash: field(&log, "transactionHash").to_lowercase(),
                 });
             } else if topic0 == TRANSFER_SINGLE && topics.len() == 4 && data.len() == 128 {
                 moves.push(NftMove {
@@ -258,6 +268,8 @@ impl Truth {
                     to: word_address(&topics[3]),
                     amount: small(&data[64..]),
                     erc1155: true,
+                    time: timestamps[&block],
+                    transaction_hash: field(&log, "transactionHash").to_lowercase(),
                 });
             }
         }
@@ -334,9 +346,11 @@ impl Truth {
                 },
             );
         }
+        moves.reverse();
         Truth {
             transfers,
             nfts,
+            nft_moves: moves,
             meta,
         }
     }

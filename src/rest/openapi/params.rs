@@ -308,3 +308,96 @@ pub struct TokenTransferQueryParams {
     #[param(required = false, max_length = 4096)]
     cursor: String,
 }
+
+/// The query parameters of `GET /{address}/nft/transfers`, as
+/// [`crate::rest::params::NftTransferParams::parse_wallet`] parses them.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Describes the query string; never built.
+pub struct WalletNftTransferQueryParams {
+    /// The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). Default
+    /// `eth` (`0x1`). Any other value is a 400.
+    #[param(value_type = ChainList, required = false)]
+    chain: String,
+    /// Only moves in this block or later (inclusive). A non-negative integer; negative, not an
+    /// integer, or greater than `to_block`: 400. Wins over `from_date`.
+    #[param(required = false, minimum = 0)]
+    from_block: i64,
+    /// Only moves in this block or earlier (inclusive). A non-negative integer; negative or not
+    /// an integer: 400. Wins over `to_date`.
+    #[param(required = false, minimum = 0)]
+    to_block: i64,
+    /// Only moves in blocks of this time or later (inclusive): Unix seconds, or ISO 8601
+    /// (`2023-03-20`, `2023-03-20T08:37:35Z`, `2023-03-20T10:37:35+02:00`; no zone is UTC).
+    /// Anything else, or later than `to_date`: 400. Ignored when `from_block` is given.
+    #[param(required = false)]
+    from_date: String,
+    /// Only moves in blocks of this time or earlier (inclusive), written as `from_date`.
+    /// Ignored when `to_block` is given.
+    #[param(required = false)]
+    to_date: String,
+    /// How token ids are written: `decimal` (default) or `hex`.
+    #[param(value_type = TokenIdFormatSchema, required = false)]
+    format: String,
+    /// The page size: an integer from 1 to 100, default 100. Out of range or not an integer:
+    /// 400.
+    #[param(required = false, minimum = 1, maximum = 100, default = 100)]
+    limit: i64,
+    /// `DESC` (newest first, the default) or `ASC` (oldest first); any letter case.
+    #[param(value_type = OrderList, required = false)]
+    order: String,
+    /// The `cursor` of the previous answer, to get the next page. It is opaque and bound to
+    /// the query it came from (the order included): a tampered, foreign or malformed cursor is
+    /// a 400.
+    #[param(required = false, max_length = 4096)]
+    cursor: String,
+    /// Only moves of these collections. Repeat the key for several values (`name=a&name=b`);
+    /// the bracket (`name[]=a&name[]=b`), indexed (`name[0]=a&name[1]=b`) and comma-separated
+    /// (`name=a,b`) forms work too, in any mix. Up to 100 addresses.
+    #[param(value_type = Vec<AddressSchema>, required = false, style = Form, explode, max_items = 100)]
+    contract_addresses: Vec<String>,
+}
+
+/// The query parameters of `GET /nft/{address}/transfers`, as
+/// [`crate::rest::params::NftTransferParams::parse_collection`] parses them.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Describes the query string; never built.
+pub struct CollectionNftTransferQueryParams {
+    /// The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). Default
+    /// `eth` (`0x1`). Any other value is a 400.
+    #[param(value_type = ChainList, required = false)]
+    chain: String,
+    /// Only moves in this block or later (inclusive). A non-negative integer; negative, not an
+    /// integer, or greater than `to_block`: 400. Wins over `from_date`.
+    #[param(required = false, minimum = 0)]
+    from_block: i64,
+    /// Only moves in this block or earlier (inclusive). A non-negative integer; negative or not
+    /// an integer: 400. Wins over `to_date`.
+    #[param(required = false, minimum = 0)]
+    to_block: i64,
+    /// Only moves in blocks of this time or later (inclusive): Unix seconds, or ISO 8601
+    /// (`2023-03-20`, `2023-03-20T08:37:35Z`, `2023-03-20T10:37:35+02:00`; no zone is UTC).
+    /// Anything else, or later than `to_date`: 400. Ignored when `from_block` is given.
+    #[param(required = false)]
+    from_date: String,
+    /// Only moves in blocks of this time or earlier (inclusive), written as `from_date`.
+    /// Ignored when `to_block` is given.
+    #[param(required = false)]
+    to_date: String,
+    /// How token ids are written: `decimal` (default) or `hex`.
+    #[param(value_type = TokenIdFormatSchema, required = false)]
+    format: String,
+    /// The page size: an integer from 1 to 100, default 100. Out of range or not an integer:
+    /// 400.
+    #[param(required = false, minimum = 1, maximum = 100, default = 100)]
+    limit: i64,
+    /// `DESC` (newest first, the default) or `ASC` (oldest first); any letter case.
+    #[param(value_type = OrderList, required = false)]
+    order: String,
+    /// The `cursor` of the previous answer, to get the next page. It is opaque and bound to
+    /// the query it came from (the order included): a tampered, foreign or malformed cursor is
+    /// a 400.
+    #[param(required = false, max_length = 4096)]
+    cursor: String,
+}

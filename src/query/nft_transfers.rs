@@ -1,0 +1,275 @@
+//! Which NFTs did this wallet send or receive, and how did this collection's NFTs move?
+
+use std::sync::Arc;
+
+use sea_orm::sea_query::{Alias, Asterisk, Query, SelectStatement, UnionType};
+use sea_orm::{
+    ColumnTrait, Condition, EntityTrait, IdenStatic, QueryFilter, QueryOrder, QuerySelect,
+    QueryTrait,
+};
+
+use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::status::Needs;
+use super::transfers::sql_order;
+use super::{Edge, NftTransfer, NftTransferQuery, Page, QueryError, QueryService};
+use crate::entity::nft_transfer;
+use crate::store::lists::padded;
+use crate::types::{Address, Scope, SortOrder, Uint256};
+
+use nft_transfer::Column as T;
+
+impl NftTransferQuery {
+    fn digest(&self) -> String {
+        let n = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
+        query_digest(&format!(
+            "nftx|{}|{}|{}|{}|{}|{}|{}|{}",
+            self.chain.id(),
+            self.wallet.map_or(String::new(), |w| w.to_string()),
+            self.contracts.db_strings().join(","),
+            n(self.blocks.from.map(|b| b.0)),
+            n(self.blocks.to.map(|b| b.0)),
+            n(self.dates.from),
+            n(self.dates.to),
+            self.order.as_str(),
+        ))
+    }
+
+    /// Every filter but the wallet's (which [`NftTransferQuery::arms`] splits by side).
+    fn filter(&self) -> Condition {
+        let mut c = Condition::all().add(T::ChainId.eq(self.chain.db_id()));
+        if !self.contracts.is_empty() {
+            c = c.add(T::ContractAddress.is_in(padded(self.contracts.db_strings())));
+        }
+        if let Some(f) = self.blocks.from {
+            c = c.add(T::BlockNumber.gte(f.db()));
+        }
+        if let Some(t) = self.blocks.to {
+            c = c.add(T::BlockNumber.lte(t.db()));
+        }
+        let secs = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
+        if let Some(f) = self.dates.from {
+            c = c.add(T::BlockTimestamp.gte(secs(f)));
+        }
+        if let Some(t) = self.dates.to {
+            c = c.add(T::BlockTimestamp.lte(secs(t)));
+        }
+        c
+    }
+
+    /// The scopes the answer depends on (API.md): the wallet's history, or every named
+    /// collection's (either suffices); none when the range starts at or after the live start
+    /// block. An incomplete answer schedules the wallet's history, or else the collections'.
+    fn needs(&self, start_block: Option<u64>) -> Needs {
+        let live = matches!((self.blocks.from, start_block), (Some(f), Some(s)) if f.0 >= s);
+        let wallet: Vec<Scope> = self.wallet.iter().map(|&a| Scope::wallet(a)).collect();
+        let contracts: Vec<Scope> = self.contracts.iter().map(|&a| Scope::contract(a)).collect();
+        let schedule = if wallet.is_empty() {
+            contracts.clone()
+        } else {
+            wallet.clone()
+        };
+        Needs {
+            alternatives: [wallet, contracts]
+                .into_iter()
+                .filter(|a| !a.is_empty())
+                .collect(),
+            schedule,
+            none: live,
+        }
+    }
+
+    /// One index range per side of the wallet (sender, recipient), or one per collection when
+    /// several are named; none (a single range of the filter) otherwise.
+    fn arms(&self) -> Vec<Condition> {
+        if let Some(w) = self.wallet {
+            let w = w.to_string();
+            vec![
+                Condition::all().add(T::FromAddress.eq(w.clone())),
+                Condition::all().add(T::ToAddress.eq(w)),
+            ]
+        } else if self.contracts.iter().nth(1).is_some() {
+            self.contracts
+                .db_strings()
+                .into_iter()
+                .map(|c| Condition::all().add(T::ContractAddress.eq(c)))
+                .collect()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Rows strictly after (`block`, `log`, `batch`) in `order`, with `block_number` bounded on its
+/// own so that every backend reads an index range.
+fn past(order: SortOrder, block: i64, log: i32, batch: i32) -> Condition {
+    let same_log = |c: Condition| c.add(T::BlockNumber.eq(block)).add(T::LogIndex.eq(log));
+    match order {
+        SortOrder::Desc => Condition::all().add(T::BlockNumber.lte(block)).add(
+            Condition::any()
+                .add(T::BlockNumber.lt(block))
+                .add(
+                    Condition::all()
+                        .add(T::BlockNumber.eq(block))
+                        .add(T::LogIndex.lt(log)),
+                )
+                .add(same_log(Condition::all()).add(T::BatchIndex.lt(batch))),
+        ),
+        SortOrder::Asc => Condition::all().add(T::BlockNumber.gte(block)).add(
+            Condition::any()
+                .add(T::BlockNumber.gt(block))
+                .add(
+                    Condition::all()
+                        .add(T::BlockNumber.eq(block))
+                        .add(T::LogIndex.gt(log)),
+                )
+                .add(same_log(Condition::all()).add(T::BatchIndex.gt(batch))),
+        ),
+    }
+}
+
+/// The union of ranges each already cut at `limit` rows in output order (see
+/// `transfers::union_of`; a move between the wallet and itself is in both arms, so `UNION`).
+fn union_of(arms: Vec<SelectStatement>, order: SortOrder, limit: u64) -> Option<SelectStatement> {
+    let mut arms = arms.into_iter().enumerate().map(|(i, arm)| {
+        Query::select()
+            .column(Asterisk)
+            .from_subquery(arm, Alias::new(format!("a{i}")))
+            .to_owned()
+    });
+    let mut outer = arms.next()?;
+    for arm in arms {
+        outer.union(UnionType::Distinct, arm);
+    }
+    for col in [T::BlockNumber, T::LogIndex, T::BatchIndex] {
+        outer.order_by(Alias::new(col.as_str()), sql_order(order));
+    }
+    outer.limit(limit);
+    Some(outer)
+}
+
+/// The cursor's position: (block, log index, batch index).
+fn position(a: &[String]) -> Option<(i64, i32, i32)> {
+    match a {
+        [b, l, x] => Some((b.parse().ok()?, l.parse().ok()?, x.parse().ok()?)),
+        _ => None,
+    }
+}
+
+impl QueryService {
+    /// One page of NFT transfers in `q.order` (newest first by default), after `after`.
+    pub async fn nft_transfers(
+        &self,
+        q: &NftTransferQuery,
+        after: Option<&str>,
+    ) -> Result<Page<NftTransfer>, QueryError> {
+        let digest = q.digest();
+        let start = after
+            .map(|c| self.cursors.decode(c, CursorKind::NftTransfer, &digest))
+            .transpose()?;
+        let page = start.as_ref().map_or(1, |p| p.p);
+        let mut base = q.filter();
+        if let Some(p) = &start {
+            let (block, log, batch) = position(&p.a).ok_or(super::CursorError::Invalid)?;
+            base = base.add(past(q.order, block, log, batch));
+        }
+        let limit = q.page_size.get();
+        let range = |arm: Option<Condition>| {
+            let mut find = nft_transfer::Entity::find().filter(base.clone());
+            if let Some(arm) = arm {
+                find = find.filter(arm);
+            }
+            find.order_by(T::BlockNumber, sql_order(q.order))
+                .order_by(T::LogIndex, sql_order(q.order))
+                .order_by(T::BatchIndex, sql_order(q.order))
+                .limit(limit + 1)
+        };
+        let arms: Vec<SelectStatement> = q
+            .arms()
+            .into_iter()
+            .map(|a| range(Some(a)).into_query())
+            .collect();
+        let page_rows = async {
+            Ok(match union_of(arms, q.order, limit + 1) {
+                Some(union) => {
+                    let stmt = self.db.get_database_backend().build(&union);
+                    nft_transfer::Entity::find()
+                        .from_raw_sql(stmt)
+                        .all(&self.db)
+                        .await?
+                }
+                None => range(None).all(&self.db).await?,
+            })
+        };
+        let unbounded = q.needs(None);
+        let (mut rows, view, scope_rows) = futures_util::try_join!(
+            page_rows,
+            self.chain_view(q.chain),
+            self.scope_rows(q.chain, &unbounded),
+        )?;
+        let done = self
+            .settle(q.chain, &view, &q.needs(view.start_block), &scope_rows)
+            .await?;
+        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
+        let status = if incomplete {
+            super::SyncStatus::Syncing
+        } else {
+            done.status
+        };
+        let has_more = rows.len() as u64 > limit;
+        rows.truncate(limit as usize);
+        let mint = Arc::new(CursorMint::new(
+            &self.cursors,
+            CursorKind::NftTransfer,
+            digest,
+            page + 1,
+            None,
+            incomplete,
+        ));
+        let edges = rows
+            .into_iter()
+            .map(nft_move)
+            .collect::<Result<Vec<_>, QueryError>>()?;
+        let next_cursor = if has_more {
+            edges.last().map(|e| mint.cursor(&e.key))
+        } else {
+            None
+        };
+        Ok(Page {
+            edges,
+            mint,
+            next_cursor,
+            page,
+            page_size: limit,
+            total: None,
+            status,
+        })
+    }
+}
+
+/// A row as a record, keyed by its (block number, log index, batch index) position.
+fn nft_move(r: nft_transfer::Model) -> Result<Edge<NftTransfer>, QueryError> {
+    let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
+    let num = |s: &str| Uint256::from_db(s).map_err(|e| QueryError::Corrupt(e.0));
+    let key = vec![
+        r.block_number.to_string(),
+        r.log_index.to_string(),
+        r.batch_index.to_string(),
+    ];
+    let node = NftTransfer {
+        contract: addr(&r.contract_address)?,
+        token_id: num(&r.token_id)?,
+        contract_type: r.contract_type,
+        operator: r.operator.as_deref().map(addr).transpose()?,
+        from: addr(&r.from_address)?,
+        to: addr(&r.to_address)?,
+        amount: num(&r.amount)?,
+        block_number: r.block_number.max(0) as u64,
+        block_hash: r.block_hash,
+        block_timestamp: r.block_timestamp.max(0) as u64,
+        transaction_hash: r.transaction_hash,
+        transaction_index: r.transaction_index.max(0) as u32,
+        log_index: r.log_index.max(0) as u32,
+        batch_index: r.batch_index.max(0) as u32,
+    };
+    Ok(Edge { key, node })
+}
