@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::truth::{hex_to_dec, iso8601, NftMove, Transfer, Truth, ZERO};
+use common::truth::{hex_to_dec, iso8601, Nft, NftMove, Transfer, Truth, ZERO};
 use common::{enc, gql_str, nfts_query, text, transfers_query, Backend, TestApp};
 use serde_json::{json, Value};
 
@@ -13,7 +13,8 @@ crate::backend_tests!(
     pagination_walk,
     cursor_misuse,
     v2_2_transfer_routes,
-    v2_2_nft_transfer_routes
+    v2_2_nft_transfer_routes,
+    v2_2_owner_routes
 );
 
 /// The identity of an NFT record: (contract, token id).
@@ -938,5 +939,148 @@ async fn v2_2_nft_transfer_routes(backend: Backend) {
         );
     }
 
+    app.cleanup().await;
+}
+
+/// `GET /nft/{address}/owners` and `GET /nft/{address}/{token_id}/owners` against the demo's
+/// holdings: order (token id, then owner), record fields, an ERC1155 id with several holders,
+/// hex ids, a token id of 2^256-1, and errors.
+async fn v2_2_owner_routes(backend: Backend) {
+    let truth = Truth::demo();
+    let app = common::spawn(backend).await;
+    app.load_demo().await;
+    let all: Vec<&Nft> = truth.nfts.values().flatten().collect();
+    let holders_of = |contract: &str| -> Vec<&Nft> {
+        let mut v: Vec<&Nft> = all
+            .iter()
+            .copied()
+            .filter(|n| n.contract == contract)
+            .collect();
+        v.sort_by(|a, b| (&a.token_id_hex, &a.owner).cmp(&(&b.token_id_hex, &b.owner)));
+        v
+    };
+    let key = |r: &Value| {
+        (
+            text(&r["token_id"]).unwrap_or_default(),
+            text(&r["owner_of"]).unwrap_or_default(),
+        )
+    };
+
+    // The collection with the most holdings, in pages of 7.
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for n in &all {
+        *counts.entry(&n.contract).or_default() += 1;
+    }
+    let (c, n) = counts
+        .iter()
+        .max_by_key(|(a, n)| (**n, std::cmp::Reverse(**a)))
+        .map(|(a, n)| (a.to_string(), *n))
+        .expect("holdings");
+    assert!(n > 7, "the biggest collection spans pages of 7: {n}");
+    let want = holders_of(&c);
+    let pages = app
+        .walk_rest(&format!("/api/v2.2/nft/{c}/owners?limit=7"), 7)
+        .await;
+    assert_eq!(pages.len(), want.len().div_ceil(7), "pages of {c}'s owners");
+    let records: Vec<Value> = pages.iter().flat_map(|p| p.records.clone()).collect();
+    for p in &pages {
+        assert_eq!(p.body["status"], "SYNCED", "{}", p.body);
+    }
+    let got: Vec<_> = records.iter().map(key).collect();
+    assert_once("owners", &got);
+    let expected: Vec<_> = want
+        .iter()
+        .map(|n| (n.token_id.clone(), n.owner.clone()))
+        .collect();
+    assert_eq!(got, expected, "owners of {c}: order or content");
+    for (r, h) in records.iter().zip(&want) {
+        assert_eq!(
+            r["token_address"].as_str(),
+            Some(h.contract.as_str()),
+            "{r}"
+        );
+        assert_eq!(text(&r["amount"]), Some(h.amount.clone()), "{r}");
+        assert_eq!(
+            r["contract_type"].as_str(),
+            Some(h.contract_type.as_str()),
+            "{r}"
+        );
+        assert_eq!(
+            text(&r["block_number"]),
+            Some(h.block_number.to_string()),
+            "{r}"
+        );
+    }
+
+    // One token: an ERC1155 id with several holders if the demo has one, else any token.
+    let mut by_token: std::collections::BTreeMap<(&str, &str), Vec<&Nft>> = Default::default();
+    for n in &all {
+        by_token
+            .entry((&n.contract, &n.token_id_hex))
+            .or_default()
+            .push(n);
+    }
+    let ((tc, _), holders) = by_token
+        .iter()
+        .max_by_key(|(k, v)| (v.len(), std::cmp::Reverse(**k)))
+        .expect("a token");
+    let mut want: Vec<String> = holders.iter().map(|n| n.owner.clone()).collect();
+    want.sort();
+    let id = &holders[0].token_id;
+    let pages = app
+        .walk_rest(&format!("/api/v2.2/nft/{tc}/{id}/owners?limit=1"), 1)
+        .await;
+    let got: Vec<String> = pages
+        .iter()
+        .flat_map(|p| {
+            p.records
+                .iter()
+                .map(|r| text(&r["owner_of"]).unwrap_or_default())
+        })
+        .collect();
+    assert_eq!(got, want, "owners of {tc} #{id}");
+    let hex = format!("0x{}", holders[0].token_id_hex.trim_start_matches('0'));
+    let (status, _, body) = app
+        .get_rest(&format!("/api/v2.2/nft/{tc}/{hex}/owners?format=hex"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let hex_id = if hex == "0x" {
+        "0x0".to_string()
+    } else {
+        hex.clone()
+    };
+    assert!(
+        body["result"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty() && r.iter().all(|x| x["token_id"] == hex_id.as_str())),
+        "a hex token id in the path and format=hex: {body}"
+    );
+
+    // The largest token id there is: nobody holds it, and that is a complete answer.
+    let max = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+    let (status, _, body) = app
+        .get_rest(&format!("/api/v2.2/nft/{c}/{max}/owners"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"], json!([]), "{body}");
+    assert_eq!(body["status"], "SYNCED", "{body}");
+
+    for (uri, name) in [
+        (format!("/api/v2.2/nft/{c}/{max}0/owners"), "token_id"),
+        (format!("/api/v2.2/nft/{c}/twelve/owners"), "token_id"),
+        (format!("/api/v2.2/nft/{c}/owners?limit=0"), "limit"),
+        (format!("/api/v2.2/nft/{c}/owners?format="), "format"),
+        ("/api/v2.2/nft/0x12/owners".to_string(), "address"),
+        (format!("/api/v2.2/nft/{c}/owners?cursor=nope"), "cursor"),
+    ] {
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 400, "{uri}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&format!("{name}:"))),
+            "{uri}: the message should name {name}: {body}"
+        );
+    }
     app.cleanup().await;
 }

@@ -31,8 +31,12 @@ const WALLET_TRANSFERS: &str = "/{address}/erc20/transfers";
 const TOKEN_TRANSFERS: &str = "/erc20/{address}/transfers";
 const WALLET_NFT_TRANSFERS: &str = "/{address}/nft/transfers";
 const COLLECTION_NFT_TRANSFERS: &str = "/nft/{address}/transfers";
+const OWNERS: &str = "/nft/{address}/owners";
+const TOKEN_OWNERS: &str = "/nft/{address}/{token_id}/owners";
 /// Every route, as the document names it.
-const ROUTES: [&str; 6] = [
+const ROUTES: [&str; 8] = [
+    OWNERS,
+    TOKEN_OWNERS,
     NFT,
     TRANSFERS,
     WALLET_TRANSFERS,
@@ -110,7 +114,9 @@ fn is_a_complete_openapi_3_1_document() {
         [
             TRANSFERS,
             TOKEN_TRANSFERS,
+            OWNERS,
             COLLECTION_NFT_TRANSFERS,
+            TOKEN_OWNERS,
             WALLET_TRANSFERS,
             NFT,
             WALLET_NFT_TRANSFERS
@@ -123,6 +129,8 @@ fn is_a_complete_openapi_3_1_document() {
         (TOKEN_TRANSFERS, "getTokenTransfers"),
         (WALLET_NFT_TRANSFERS, "getWalletNFTTransfers"),
         (COLLECTION_NFT_TRANSFERS, "getNFTContractTransfers"),
+        (OWNERS, "getNFTOwners"),
+        (TOKEN_OWNERS, "getNFTTokenIdOwners"),
     ] {
         let op = &doc["paths"][path]["get"];
         assert_eq!(op["operationId"], id);
@@ -388,7 +396,10 @@ fn documented_params<'a>(doc: &'a Value, path: &str) -> Vec<(&'a str, &'a str)> 
 }
 
 fn route(path: &str) -> String {
-    format!("/api/v2{}", path.replace("{address}", WALLET))
+    format!(
+        "/api/v2{}",
+        path.replace("{address}", WALLET).replace("{token_id}", "1")
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -422,9 +433,11 @@ async fn every_parameter_the_parser_accepts_is_documented() {
             }
         }
         if read_by.is_empty() {
-            // Not a query parameter: the path's own segment.
+            // Not a query parameter: a path segment of some route.
             assert!(
-                documented_params(&doc, NFT).contains(&(name.as_str(), "path")),
+                ROUTES
+                    .iter()
+                    .any(|r| documented_params(&doc, r).contains(&(name.as_str(), "path"))),
                 "params.rs reads {name}, which no route documents"
             );
         }
@@ -435,7 +448,12 @@ async fn every_parameter_the_parser_accepts_is_documented() {
         for (name, location) in documented_params(&doc, path) {
             let uri = match location {
                 "query" => format!("{}?{name}=%21junk%21", route(path)),
-                _ => format!("/api/v2{}", path.replace("{address}", "%21junk%21")),
+                _ => format!(
+                    "/api/v2{}",
+                    path.replace(&format!("{{{name}}}"), "%21junk%21")
+                        .replace("{address}", WALLET)
+                        .replace("{token_id}", "1")
+                ),
             };
             let a = app.get(&uri, Some(&app.key)).await;
             assert!(
@@ -558,6 +576,9 @@ async fn live_answers_validate_against_the_documented_schemas() {
             COLLECTION_NFT_TRANSFERS,
             format!("/nft/{NFT_COLLECTION}/transfers?limit=30&from_date=2022-01-01"),
         ),
+        (OWNERS, format!("/nft/{NFT_COLLECTION}/owners?limit=3&normalizeMetadata=true")),
+        (OWNERS, format!("/nft/{NFT_COLLECTION}/owners?format=hex&media_items=true")),
+        (TOKEN_OWNERS, format!("/nft/{NFT_COLLECTION}/1/owners")),
     ];
     for (path, q) in &v2_2_queries {
         let mut uri = format!("/api/v2.2{q}");

@@ -337,7 +337,9 @@ async fn check_pages(
         for (j, (t, r)) in typed.iter().zip(&ours.records).enumerate() {
             let ctx = format!("{ctx}, record {j}");
             match call.op {
-                "nft.getWalletNFTs" => check_typed_nft(&ctx, t, r),
+                "nft.getWalletNFTs" | "nft.getNFTOwners" | "nft.getNFTTokenIdOwners" => {
+                    check_typed_nft(&ctx, t, r)
+                }
                 "token.getErc20Transfers" => check_typed_transfer(&ctx, t, r),
                 "nft.getNFTContractTransfers" => {
                     // moralis 2.27.2 builds this call's typed `tokenAddress` from the record's
@@ -366,8 +368,8 @@ async fn check_pages(
         "{what}: records across pages differ from limit=100"
     );
     let key = |r: &Value| -> String {
-        if call.op == "nft.getWalletNFTs" {
-            format!("{}/{}", r["token_address"], r["token_id"])
+        if call.op == "nft.getWalletNFTs" || call.op.ends_with("Owners") {
+            format!("{}/{}/{}", r["token_address"], r["token_id"], r["owner_of"])
         } else {
             format!("{}/{}/{}", r["block_number"], r["log_index"], r["token_id"])
         }
@@ -886,7 +888,8 @@ async fn moralis_2_22_get_erc20_transfers() {
 }
 
 /// moralis 2.27.2's v2.2 transfer calls, `getWalletTokenTransfers`, `getTokenTransfers`,
-/// `getWalletNFTTransfers` and `getNFTContractTransfers`, at
+/// `getWalletNFTTransfers`, `getNFTContractTransfers`, `getNFTOwners` and `getNFTTokenIdOwners`,
+/// at
 /// its default base path: both orders, block and date bounds, a contract filter, paging with
 /// `next()`; a date the SDK refuses itself, and dates in the wrong order answered with our 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -966,6 +969,20 @@ async fn moralis_2_27_wallet_and_token_transfers() {
             format!("/api/v2.2/nft/{RICH}/transfers?chain=0x1&order=ASC&format=hex"),
             2,
         ),
+        Call::pages(
+            "a collection's owners, limit 2",
+            "nft.getNFTOwners",
+            json!({"chain": "0x1", "address": RICH, "limit": 2, "normalizeMetadata": true}),
+            format!("/api/v2.2/nft/{RICH}/owners?chain=0x1&normalizeMetadata=true"),
+            2,
+        ),
+        Call::pages(
+            "a token's owners",
+            "nft.getNFTTokenIdOwners",
+            json!({"chain": "0x1", "address": upper(RICH), "tokenId": "3903", "format": "decimal"}),
+            format!("/api/v2.2/nft/{RICH}/3903/owners?chain=0x1&format=decimal"),
+            100,
+        ),
         Call {
             name: "a date that is not one".into(),
             op: "token.getTokenTransfers",
@@ -985,6 +1002,11 @@ async fn moralis_2_27_wallet_and_token_transfers() {
         },
     ];
     let results = check_client(&app, "moralis-2.27", "/api/v2.2", &calls).await;
+    assert!(
+        !typed(&results, "a token's owners").is_empty(),
+        "the token has an owner"
+    );
+    assert_eq!(typed(&results, "a collection's owners, limit 2").len(), 4);
     let usdt = typed(&results, "USDT since a date, oldest first");
     assert!(!usdt.is_empty(), "the date bound selects some transfers");
     let mine = typed(&results, "a wallet's transfers, limit 4");

@@ -21,6 +21,7 @@ mod m20261121_000004_metadata_media_flags;
 mod m20261124_000005_history_scopes;
 mod m20261124_000006_indexer_leases;
 mod m20261125_000007_nft_transfer_indexes;
+mod m20261125_000008_nft_owner_index;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000005_history_scopes::Migration),
             Box::new(m20261124_000006_indexer_leases::Migration),
             Box::new(m20261125_000007_nft_transfer_indexes::Migration),
+            Box::new(m20261125_000008_nft_owner_index::Migration),
         ]
     }
 }

@@ -23,6 +23,9 @@ pub enum CursorKind {
     /// NFT transfers (`nftx` in the payload).
     #[serde(rename = "nftx")]
     NftTransfer,
+    /// A collection's owners.
+    #[serde(rename = "owners")]
+    NftOwner,
 }
 
 /// The decoded content of a cursor.

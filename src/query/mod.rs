@@ -19,6 +19,7 @@ mod media;
 mod model;
 mod nft_transfers;
 mod nfts;
+mod owners;
 mod related;
 pub mod status;
 mod transfers;

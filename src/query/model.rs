@@ -150,6 +150,16 @@ pub struct TransferQuery {
     pub page_size: PageSize,
 }
 
+/// Filters of `nft_owners`: who holds a collection's tokens, or one token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftOwnersQuery {
+    pub chain: Chain,
+    pub contract: Address,
+    /// One token only; `None` for every token of the collection.
+    pub token_id: Option<Uint256>,
+    pub page_size: PageSize,
+}
+
 /// Filters of `nft_transfers`: a wallet's (sent or received) or a collection's NFT moves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NftTransferQuery {

@@ -13,7 +13,7 @@ use super::status::Needs;
 use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding, scope_sync};
 use crate::store::lists::padded;
-use crate::types::{Address, Scope, ScopeKind, ScopeState, Uint256};
+use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState, Uint256};
 
 use nft_holding::Column as H;
 
@@ -80,23 +80,28 @@ impl NftQuery {
     /// in the live range (every later transfer of them is stored). An ERC1155 balance or an
     /// older ERC721 holding may lack a transfer not fetched yet: never shown as if certain.
     fn certain(&self, start_block: Option<u64>) -> Condition {
-        let complete_contracts = Query::select()
-            .column(scope_sync::Column::Address)
-            .from(scope_sync::Entity)
-            .and_where(scope_sync::Column::ChainId.eq(self.chain.db_id()))
-            .and_where(scope_sync::Column::Scope.eq(ScopeKind::Contract.as_str()))
-            .and_where(scope_sync::Column::State.eq(ScopeState::Synced.as_str()))
-            .to_owned();
-        let mut c = Condition::any().add(H::ContractAddress.in_subquery(complete_contracts));
-        if let Some(start) = start_block {
-            c = c.add(
-                Condition::all()
-                    .add(H::ContractType.eq("ERC721"))
-                    .add(H::BlockNumber.gte(start as i64)),
-            );
-        }
-        c
+        certain_holdings(self.chain, start_block)
     }
+}
+
+/// The holdings that partial history cannot have made up (see [`NftQuery::certain`]).
+pub(super) fn certain_holdings(chain: Chain, start_block: Option<u64>) -> Condition {
+    let complete_contracts = Query::select()
+        .column(scope_sync::Column::Address)
+        .from(scope_sync::Entity)
+        .and_where(scope_sync::Column::ChainId.eq(chain.db_id()))
+        .and_where(scope_sync::Column::Scope.eq(ScopeKind::Contract.as_str()))
+        .and_where(scope_sync::Column::State.eq(ScopeState::Synced.as_str()))
+        .to_owned();
+    let mut c = Condition::any().add(H::ContractAddress.in_subquery(complete_contracts));
+    if let Some(start) = start_block {
+        c = c.add(
+            Condition::all()
+                .add(H::ContractType.eq("ERC721"))
+                .add(H::BlockNumber.gte(start as i64)),
+        );
+    }
+    c
 }
 
 impl QueryService {
@@ -236,7 +241,7 @@ impl QueryService {
 }
 
 /// A row as a record, keyed by its (contract, token id) position.
-fn holding(r: nft_holding::Model) -> Result<Edge<NftHolding>, QueryError> {
+pub(super) fn holding(r: nft_holding::Model) -> Result<Edge<NftHolding>, QueryError> {
     let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
     let num = |s: &str| Uint256::from_db(s).map_err(|e| QueryError::Corrupt(e.0));
     let node = NftHolding {

@@ -9,6 +9,8 @@
 //!   SDKs.
 //! - `GET /{address}/nft/transfers` and `GET /nft/{address}/transfers` ([`nft_transfers`]): a
 //!   wallet's or a collection's NFT moves (v2.2).
+//! - `GET /nft/{address}/owners` and `GET /nft/{address}/{token_id}/owners` ([`owners`]): who
+//!   holds a collection's tokens, or one token (v2.2).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
 //! one place ([`params`]), call the query service once for the page and once per kind of
@@ -23,6 +25,7 @@ pub mod metadata;
 pub mod nft;
 pub mod nft_transfers;
 pub mod openapi;
+pub mod owners;
 pub mod params;
 pub mod token_transfers;
 pub mod transfers;
@@ -68,5 +71,13 @@ pub fn router() -> Router<AppState> {
         .route(
             "/nft/{address}/transfers",
             get(nft_transfers::collection_nft_transfers).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/owners",
+            get(owners::collection_owners).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/{token_id}/owners",
+            get(owners::token_owners).fallback(method_not_allowed),
         )
 }

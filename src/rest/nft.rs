@@ -17,8 +17,8 @@ use super::envelope::{text, NftEnvelope};
 use super::error::ApiError;
 use super::media::{preview_base, MediaRecord};
 use super::metadata::NormalizedMetadata;
-use super::params::NftParams;
-use crate::query::{ContractInfo, MediaSource, NftHolding, TokenInfo};
+use super::params::{NftParams, NftShape};
+use crate::query::{ContractInfo, MediaSource, NftHolding, Page, QueryService, TokenInfo};
 use crate::server::{AppState, Reader};
 use crate::types::{iso8601_ms, Address, Chain, TokenIdFormat, Uint256};
 
@@ -111,7 +111,7 @@ impl NftRecord {
         chain: Chain,
         contract: Option<&ContractInfo>,
         token: Option<&TokenInfo>,
-        params: &NftParams,
+        params: &NftShape,
     ) -> Self {
         // `metadata` must be a JSON string or null (the JS SDK drops the page otherwise).
         let parsed: Option<(String, Value)> = token
@@ -194,12 +194,24 @@ pub(super) async fn wallet_nfts(
 ) -> Result<Json<NftEnvelope<NftRecord>>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftParams::parse(&address, raw.as_deref())?;
-    let chain = params.query.chain;
     let page = service
         .nfts_by_wallet(&params.query, params.cursor.as_deref())
         .await
         .map_err(|e| ApiError::from_query("nfts_by_wallet", e))?;
+    let base = preview_base(&state, &headers);
+    let result = records(&service, params.query.chain, &page, &params.shape(), &base).await?;
+    Ok(Json(NftEnvelope::new(&page, result)))
+}
 
+/// The records of a page of holdings, with their collections, tokens and (when asked) media:
+/// a constant number of statements, whatever the page.
+pub(super) async fn records(
+    service: &QueryService,
+    chain: Chain,
+    page: &Page<NftHolding>,
+    shape: &NftShape,
+    base: &str,
+) -> Result<Vec<NftRecord>, ApiError> {
     // The service de-duplicates keys itself: one statement per kind, whatever the page.
     let addrs: Vec<Address> = page.edges.iter().map(|e| e.node.contract).collect();
     let keys: Vec<(Address, Uint256)> = page
@@ -212,7 +224,7 @@ pub(super) async fn wallet_nfts(
         service.tokens(chain, &keys)
     )
     .map_err(|e| ApiError::from_query("nft related data", e))?;
-    let media = if params.media_items {
+    let media = if shape.media_items {
         let sources = keys
             .iter()
             .zip(&page.edges)
@@ -234,9 +246,7 @@ pub(super) async fn wallet_nfts(
     } else {
         HashMap::new()
     };
-    let base = preview_base(&state, &headers);
-
-    let result = page
+    Ok(page
         .edges
         .iter()
         .map(|e| {
@@ -246,13 +256,12 @@ pub(super) async fn wallet_nfts(
                 chain,
                 contracts.get(&h.contract),
                 tokens.get(&(h.contract, h.token_id)),
-                &params,
+                shape,
             );
             record.media = media
                 .get(&(h.contract, h.token_id))
-                .map(|m| MediaRecord::new(m, &base));
+                .map(|m| MediaRecord::new(m, base));
             record
         })
-        .collect();
-    Ok(Json(NftEnvelope::new(&page, result)))
+        .collect())
 }

@@ -17,10 +17,12 @@
 
 use std::collections::HashMap;
 
-use crate::query::{BlockRange, CursorError, DateRange, NftQuery, NftTransferQuery, TransferQuery};
+use crate::query::{
+    BlockRange, CursorError, DateRange, NftOwnersQuery, NftQuery, NftTransferQuery, TransferQuery,
+};
 use crate::types::{
     parse_date, Address, AddressList, BlockNumber, Chain, DateBound, PageSize, ParseError,
-    SortOrder, TokenIdFormat,
+    SortOrder, TokenIdFormat, Uint256,
 };
 
 use super::error::ApiError;
@@ -239,6 +241,75 @@ impl NftParams {
             format: p.scalar("format", TokenIdFormat::Decimal, TokenIdFormat::parse)?,
             normalize_metadata: p.boolean("normalizeMetadata", false)?,
             media_items: p.boolean("media_items", false)?,
+        })
+    }
+}
+
+/// How NFT records are written: the options every NFT route shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NftShape {
+    /// How `token_id` is written.
+    pub format: TokenIdFormat,
+    /// `normalizeMetadata`: whether `normalized_metadata` is filled in.
+    pub normalize_metadata: bool,
+    /// `media_items`: whether `media` is asked for.
+    pub media_items: bool,
+}
+
+impl NftShape {
+    /// Reads `format`, `normalizeMetadata` and `media_items`.
+    fn parse(p: &RawParams) -> Result<Self, ApiError> {
+        Ok(Self {
+            format: p.scalar("format", TokenIdFormat::Decimal, TokenIdFormat::parse)?,
+            normalize_metadata: p.boolean("normalizeMetadata", false)?,
+            media_items: p.boolean("media_items", false)?,
+        })
+    }
+}
+
+impl NftParams {
+    /// How the records are written.
+    pub fn shape(&self) -> NftShape {
+        NftShape {
+            format: self.format,
+            normalize_metadata: self.normalize_metadata,
+            media_items: self.media_items,
+        }
+    }
+}
+
+/// Everything `GET /nft/{address}/owners` or `GET /nft/{address}/{token_id}/owners` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnersParams {
+    /// The filters handed to the query service.
+    pub query: NftOwnersQuery,
+    /// The cursor of the page to read; `None` for the first page.
+    pub cursor: Option<String>,
+    /// How the records are written.
+    pub shape: NftShape,
+}
+
+impl OwnersParams {
+    /// Parses the path's collection `address`, its `token_id` if any, and the query string.
+    pub fn parse(
+        address: &str,
+        token_id: Option<&str>,
+        raw: Option<&str>,
+    ) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        let token_id = token_id
+            .map(|t| Uint256::parse(t).map_err(|e| ApiError::parse("token_id", e)))
+            .transpose()?;
+        Ok(Self {
+            query: NftOwnersQuery {
+                chain: p.chain()?,
+                contract,
+                token_id,
+                page_size: p.page_size()?,
+            },
+            cursor: p.cursor()?,
+            shape: NftShape::parse(&p)?,
         })
     }
 }

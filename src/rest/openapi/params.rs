@@ -401,3 +401,32 @@ pub struct CollectionNftTransferQueryParams {
     #[param(required = false, max_length = 4096)]
     cursor: String,
 }
+
+/// The query parameters of `GET /nft/{address}/owners` and `GET /nft/{address}/{token_id}/owners`,
+/// as [`crate::rest::params::OwnersParams::parse`] parses them.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Describes the query string; never built.
+pub struct OwnersQueryParams {
+    /// The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). Default
+    /// `eth` (`0x1`). Any other value is a 400.
+    #[param(value_type = ChainList, required = false)]
+    chain: String,
+    /// How token ids are written: `decimal` (default) or `hex`.
+    #[param(value_type = TokenIdFormatSchema, required = false)]
+    format: String,
+    /// The page size: an integer from 1 to 100, default 100. Out of range or not an integer:
+    /// 400.
+    #[param(required = false, minimum = 1, maximum = 100, default = 100)]
+    limit: i64,
+    /// The `cursor` of the previous answer, to get the next page. It is opaque and bound to
+    /// the query it came from: a tampered, foreign or malformed cursor is a 400.
+    #[param(required = false, max_length = 4096)]
+    cursor: String,
+    /// `true` fills `normalized_metadata` (name, description, image, … from the metadata).
+    #[param(rename = "normalizeMetadata", required = false, default = false)]
+    normalize_metadata: bool,
+    /// `true` fills `media` (preview status and 100/250/500 px images).
+    #[param(required = false, default = false)]
+    media_items: bool,
+}

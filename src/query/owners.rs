@@ -1,0 +1,130 @@
+//! Who holds this collection's tokens (or this one token)?
+
+use std::sync::Arc;
+
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+
+use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::nfts::{certain_holdings, holding};
+use super::status::Needs;
+use super::{NftHolding, NftOwnersQuery, Page, QueryError, QueryService};
+use crate::entity::nft_holding;
+use crate::types::Scope;
+
+use nft_holding::Column as H;
+
+impl NftOwnersQuery {
+    fn digest(&self) -> String {
+        query_digest(&format!(
+            "owners|{}|{}|{}",
+            self.chain.id(),
+            self.contract,
+            self.token_id.map_or(String::new(), |t| t.to_db()),
+        ))
+    }
+
+    fn filter(&self) -> Condition {
+        let mut c = Condition::all()
+            .add(H::ChainId.eq(self.chain.db_id()))
+            .add(H::ContractAddress.eq(self.contract.to_string()));
+        if let Some(t) = self.token_id {
+            c = c.add(H::TokenId.eq(t.to_db()));
+        }
+        c
+    }
+
+    /// The collection's whole history (API.md: its holdings are exact once it is complete).
+    fn needs(&self) -> Needs {
+        let collection = vec![Scope::contract(self.contract)];
+        Needs {
+            alternatives: vec![collection.clone()],
+            schedule: collection,
+            none: false,
+        }
+    }
+}
+
+/// Rows after the cursor's (token id, owner) position; `token_id >= t` is the index range.
+fn after(position: &[String]) -> Result<Condition, QueryError> {
+    let [token, owner] = position else {
+        return Err(super::CursorError::Invalid.into());
+    };
+    Ok(Condition::all().add(H::TokenId.gte(token.clone())).add(
+        Condition::any()
+            .add(H::TokenId.gt(token.clone()))
+            .add(H::OwnerAddress.gt(owner.clone())),
+    ))
+}
+
+impl QueryService {
+    /// One page of a collection's (or a token's) holders, by token id then owner, after
+    /// `after`. While the collection's history is incomplete the answer is `SYNCING` and holds
+    /// only holdings partial history cannot have made up (as [`QueryService::nfts_by_wallet`]).
+    pub async fn nft_owners(
+        &self,
+        q: &NftOwnersQuery,
+        after_cursor: Option<&str>,
+    ) -> Result<Page<NftHolding>, QueryError> {
+        let digest = q.digest();
+        let start = after_cursor
+            .map(|c| self.cursors.decode(c, CursorKind::NftOwner, &digest))
+            .transpose()?;
+        let page = start.as_ref().map_or(1, |p| p.p);
+        let keyset = start.as_ref().map(|p| after(&p.a)).transpose()?;
+        let limit = q.page_size.get();
+        let needs = q.needs();
+        let (view, scope_rows) =
+            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs),)?;
+        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
+        let mut find = nft_holding::Entity::find().filter(q.filter());
+        if let Some(k) = keyset {
+            find = find.filter(k);
+        }
+        if incomplete {
+            find = find.filter(certain_holdings(q.chain, view.start_block));
+        }
+        let mut rows = find
+            .order_by_asc(H::TokenId)
+            .order_by_asc(H::OwnerAddress)
+            .limit(limit + 1)
+            .all(&self.db)
+            .await?;
+        let has_more = rows.len() as u64 > limit;
+        rows.truncate(limit as usize);
+        let mint = Arc::new(CursorMint::new(
+            &self.cursors,
+            CursorKind::NftOwner,
+            digest,
+            page + 1,
+            None,
+            incomplete,
+        ));
+        let mut edges = rows
+            .into_iter()
+            .map(holding)
+            .collect::<Result<Vec<_>, QueryError>>()?;
+        for e in &mut edges {
+            e.key = vec![e.node.token_id.to_db(), e.node.owner.to_string()];
+        }
+        let next_cursor = if has_more {
+            edges.last().map(|e| mint.cursor(&e.key))
+        } else {
+            None
+        };
+        let status = if incomplete {
+            super::SyncStatus::Syncing
+        } else {
+            done.status
+        };
+        Ok(Page {
+            edges,
+            mint,
+            next_cursor,
+            page,
+            page_size: limit,
+            total: None,
+            status,
+        })
+    }
+}
