@@ -14,7 +14,8 @@ crate::backend_tests!(
     cursor_misuse,
     v2_2_transfer_routes,
     v2_2_nft_transfer_routes,
-    v2_2_owner_routes
+    v2_2_owner_routes,
+    v2_2_collections_route
 );
 
 /// The identity of an NFT record: (contract, token id).
@@ -1072,6 +1073,108 @@ async fn v2_2_owner_routes(backend: Backend) {
         (format!("/api/v2.2/nft/{c}/owners?format="), "format"),
         ("/api/v2.2/nft/0x12/owners".to_string(), "address"),
         (format!("/api/v2.2/nft/{c}/owners?cursor=nope"), "cursor"),
+    ] {
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 400, "{uri}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&format!("{name}:"))),
+            "{uri}: the message should name {name}: {body}"
+        );
+    }
+    app.cleanup().await;
+}
+
+/// `GET /{address}/nft/collections` against the demo's holdings: every collection once, by
+/// address, with the wallet's token counts; `exclude_spam`; errors.
+async fn v2_2_collections_route(backend: Backend) {
+    let truth = Truth::demo();
+    let app = common::spawn(backend).await;
+    app.load_demo().await;
+    let per_wallet = |nfts: &[Nft]| -> std::collections::BTreeMap<String, (usize, String)> {
+        let mut m = std::collections::BTreeMap::new();
+        for n in nfts {
+            let e = m
+                .entry(n.contract.clone())
+                .or_insert((0, n.contract_type.clone()));
+            e.0 += 1;
+        }
+        m
+    };
+    let (w, want) = truth
+        .nfts
+        .iter()
+        .map(|(w, v)| (w.clone(), per_wallet(v)))
+        .max_by_key(|(w, m)| (m.len(), std::cmp::Reverse(w.clone())))
+        .expect("holders");
+    assert!(
+        want.len() > 3,
+        "the wallet holds several collections: {}",
+        want.len()
+    );
+    let pages = app
+        .walk_rest(
+            &format!("/api/v2.2/{w}/nft/collections?limit=3&token_counts=true"),
+            3,
+        )
+        .await;
+    assert_eq!(
+        pages.len(),
+        want.len().div_ceil(3),
+        "pages of {w}'s collections"
+    );
+    let records: Vec<Value> = pages.iter().flat_map(|p| p.records.clone()).collect();
+    for p in &pages {
+        assert_eq!(p.body["status"], "SYNCED", "{}", p.body);
+    }
+    let got: Vec<(String, usize, String)> = records
+        .iter()
+        .map(|r| {
+            (
+                text(&r["token_address"]).unwrap_or_default(),
+                r["count"].as_u64().unwrap_or(0) as usize,
+                text(&r["contract_type"]).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, usize, String)> = want
+        .iter()
+        .map(|(c, (n, t))| (c.clone(), *n, t.clone()))
+        .collect();
+    assert_eq!(got, expected, "{w}'s collections: order, counts or types");
+    for r in &records {
+        for never in ["collection_logo", "floor_price", "last_sale"] {
+            assert!(r[never].is_null(), "{never}: {r}");
+        }
+    }
+
+    // Without token_counts there is no count; exclude_spam leaves out exactly the spam ones.
+    let (status, _, body) = app
+        .get_rest(&format!("/api/v2.2/{w}/nft/collections"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let all = body["result"].as_array().cloned().unwrap_or_default();
+    assert!(all.iter().all(|r| r["count"].is_null()), "{body}");
+    let (status, _, body) = app
+        .get_rest(&format!("/api/v2.2/{w}/nft/collections?exclude_spam=true"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let kept: Vec<&Value> = all.iter().filter(|r| r["possible_spam"] != true).collect();
+    let got: Vec<&Value> = body["result"].as_array().into_iter().flatten().collect();
+    assert_eq!(got, kept, "exclude_spam=true");
+
+    for (uri, name) in [
+        (
+            format!("/api/v2.2/{w}/nft/collections?token_counts=maybe"),
+            "token_counts",
+        ),
+        (format!("/api/v2.2/{w}/nft/collections?limit=101"), "limit"),
+        ("/api/v2.2/0x1/nft/collections".to_string(), "address"),
+        (
+            format!("/api/v2.2/{w}/nft/collections?cursor=x.y"),
+            "cursor",
+        ),
     ] {
         let (status, _, body) = app.get_rest(&uri).await;
         assert_eq!(status, 400, "{uri}: {body}");

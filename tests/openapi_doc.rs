@@ -33,8 +33,10 @@ const WALLET_NFT_TRANSFERS: &str = "/{address}/nft/transfers";
 const COLLECTION_NFT_TRANSFERS: &str = "/nft/{address}/transfers";
 const OWNERS: &str = "/nft/{address}/owners";
 const TOKEN_OWNERS: &str = "/nft/{address}/{token_id}/owners";
+const COLLECTIONS: &str = "/{address}/nft/collections";
 /// Every route, as the document names it.
-const ROUTES: [&str; 8] = [
+const ROUTES: [&str; 9] = [
+    COLLECTIONS,
     OWNERS,
     TOKEN_OWNERS,
     NFT,
@@ -119,6 +121,7 @@ fn is_a_complete_openapi_3_1_document() {
             TOKEN_OWNERS,
             WALLET_TRANSFERS,
             NFT,
+            COLLECTIONS,
             WALLET_NFT_TRANSFERS
         ]
     );
@@ -131,6 +134,7 @@ fn is_a_complete_openapi_3_1_document() {
         (COLLECTION_NFT_TRANSFERS, "getNFTContractTransfers"),
         (OWNERS, "getNFTOwners"),
         (TOKEN_OWNERS, "getNFTTokenIdOwners"),
+        (COLLECTIONS, "getWalletNFTCollections"),
     ] {
         let op = &doc["paths"][path]["get"];
         assert_eq!(op["operationId"], id);
@@ -579,6 +583,8 @@ async fn live_answers_validate_against_the_documented_schemas() {
         (OWNERS, format!("/nft/{NFT_COLLECTION}/owners?limit=3&normalizeMetadata=true")),
         (OWNERS, format!("/nft/{NFT_COLLECTION}/owners?format=hex&media_items=true")),
         (TOKEN_OWNERS, format!("/nft/{NFT_COLLECTION}/1/owners")),
+        (COLLECTIONS, format!("/{COLLECTOR}/nft/collections?limit=4&token_counts=true")),
+        (COLLECTIONS, format!("/{COLLECTOR}/nft/collections?exclude_spam=true")),
     ];
     for (path, q) in &v2_2_queries {
         let mut uri = format!("/api/v2.2{q}");

@@ -347,6 +347,7 @@ async fn check_pages(
                     assert_eq!(lower(&t["tokenAddress"]), lower(&r["to_address"]), "{ctx}");
                     check_typed_fields(&ctx, t, r, &NFT_MOVE_FIELDS[1..]);
                 }
+                "nft.getWalletNFTCollections" => check_typed_fields(&ctx, t, r, COLLECTION_FIELDS),
                 op if op.starts_with("nft.") => check_typed_fields(&ctx, t, r, NFT_MOVE_FIELDS),
                 _ => check_typed_fields(&ctx, t, r, TRANSACTION_FIELDS),
             }
@@ -368,7 +369,9 @@ async fn check_pages(
         "{what}: records across pages differ from limit=100"
     );
     let key = |r: &Value| -> String {
-        if call.op == "nft.getWalletNFTs" || call.op.ends_with("Owners") {
+        if call.op == "nft.getWalletNFTCollections" {
+            r["token_address"].to_string()
+        } else if call.op == "nft.getWalletNFTs" || call.op.ends_with("Owners") {
             format!("{}/{}/{}", r["token_address"], r["token_id"], r["owner_of"])
         } else {
             format!("{}/{}/{}", r["block_number"], r["log_index"], r["token_id"])
@@ -501,6 +504,17 @@ const NFT_MOVE_FIELDS: &[&str] = &[
     "transaction_index",
     "possible_spam",
     "verified_collection",
+];
+
+/// The fields of a v2.2 collection record the SDK must carry.
+const COLLECTION_FIELDS: &[&str] = &[
+    "token_address",
+    "contract_type",
+    "name",
+    "symbol",
+    "possible_spam",
+    "verified_collection",
+    "count",
 ];
 
 /// A v2.2 record as the SDK types it (camelCase or snake_case, numbers as strings or numbers,
@@ -888,8 +902,8 @@ async fn moralis_2_22_get_erc20_transfers() {
 }
 
 /// moralis 2.27.2's v2.2 transfer calls, `getWalletTokenTransfers`, `getTokenTransfers`,
-/// `getWalletNFTTransfers`, `getNFTContractTransfers`, `getNFTOwners` and `getNFTTokenIdOwners`,
-/// at
+/// `getWalletNFTTransfers`, `getNFTContractTransfers`, `getNFTOwners`, `getNFTTokenIdOwners`
+/// and `getWalletNFTCollections`, at
 /// its default base path: both orders, block and date bounds, a contract filter, paging with
 /// `next()`; a date the SDK refuses itself, and dates in the wrong order answered with our 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -983,6 +997,13 @@ async fn moralis_2_27_wallet_and_token_transfers() {
             format!("/api/v2.2/nft/{RICH}/3903/owners?chain=0x1&format=decimal"),
             100,
         ),
+        Call::pages(
+            "a wallet's collections with counts, limit 3",
+            "nft.getWalletNFTCollections",
+            json!({"chain": "0x1", "address": WALLET_15, "limit": 3, "tokenCounts": true}),
+            format!("/api/v2.2/{WALLET_15}/nft/collections?chain=0x1&token_counts=true"),
+            3,
+        ),
         Call {
             name: "a date that is not one".into(),
             op: "token.getTokenTransfers",
@@ -1007,6 +1028,11 @@ async fn moralis_2_27_wallet_and_token_transfers() {
         "the token has an owner"
     );
     assert_eq!(typed(&results, "a collection's owners, limit 2").len(), 4);
+    // WALLET_15 holds 15 NFTs of 10 collections.
+    assert_eq!(
+        typed(&results, "a wallet's collections with counts, limit 3").len(),
+        10
+    );
     let usdt = typed(&results, "USDT since a date, oldest first");
     assert!(!usdt.is_empty(), "the date bound selects some transfers");
     let mine = typed(&results, "a wallet's transfers, limit 4");

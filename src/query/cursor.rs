@@ -26,6 +26,9 @@ pub enum CursorKind {
     /// A collection's owners.
     #[serde(rename = "owners")]
     NftOwner,
+    /// A wallet's collections.
+    #[serde(rename = "collections")]
+    Collections,
 }
 
 /// The decoded content of a cursor.

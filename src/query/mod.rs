@@ -12,6 +12,7 @@
 //! - [`QueryService::media`]: preview media of a page's tokens (queues unknown images for the
 //!   media worker; never waits on a fetch).
 
+mod collections;
 mod columns;
 mod cursor;
 

@@ -150,6 +150,25 @@ pub struct TransferQuery {
     pub page_size: PageSize,
 }
 
+/// Filters of `wallet_collections`: the collections a wallet holds tokens of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalletCollectionsQuery {
+    pub chain: Chain,
+    pub owner: Address,
+    pub exclude_spam: bool,
+    pub page_size: PageSize,
+}
+
+/// A collection a wallet holds tokens of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalletCollection {
+    pub contract: Address,
+    /// `ERC721` or `ERC1155`.
+    pub contract_type: String,
+    /// How many of the collection's tokens (distinct ids) the wallet holds.
+    pub count: u64,
+}
+
 /// Filters of `nft_owners`: who holds a collection's tokens, or one token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NftOwnersQuery {

@@ -37,16 +37,7 @@ impl NftQuery {
             c = c.add(H::ContractAddress.is_in(padded(self.token_addresses.db_strings())));
         }
         if self.exclude_spam {
-            c = c.add(
-                H::ContractAddress.not_in_subquery(
-                    Query::select()
-                        .column(contract::Column::Address)
-                        .from(contract::Entity)
-                        .and_where(contract::Column::ChainId.eq(self.chain.db_id()))
-                        .and_where(contract::Column::PossibleSpam.eq(true))
-                        .to_owned(),
-                ),
-            );
+            c = c.add(not_spam(self.chain));
         }
         c
     }
@@ -82,6 +73,20 @@ impl NftQuery {
     fn certain(&self, start_block: Option<u64>) -> Condition {
         certain_holdings(self.chain, start_block)
     }
+}
+
+/// Holdings of collections not marked possible spam.
+pub(super) fn not_spam(chain: Chain) -> Condition {
+    Condition::all().add(
+        H::ContractAddress.not_in_subquery(
+            Query::select()
+                .column(contract::Column::Address)
+                .from(contract::Entity)
+                .and_where(contract::Column::ChainId.eq(chain.db_id()))
+                .and_where(contract::Column::PossibleSpam.eq(true))
+                .to_owned(),
+        ),
+    )
 }
 
 /// The holdings that partial history cannot have made up (see [`NftQuery::certain`]).

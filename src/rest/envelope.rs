@@ -77,71 +77,59 @@ impl<R> TransferEnvelope<R> {
     }
 }
 
-/// The v2.2 transfer routes (`GET /{address}/erc20/transfers`, `GET /erc20/{address}/transfers`):
-/// `{"status","page","page_size","cursor","result"}`, v2.2's `erc20TransactionCollection`.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = erc20TransactionCollection)]
-pub struct TransactionCollection<R> {
-    /// `SYNCED` or `SYNCING`.
-    #[schema(value_type = SyncStatusSchema)]
-    pub status: &'static str,
-    /// 1-based page number.
-    #[schema(minimum = 1, example = 1)]
-    pub page: u64,
-    /// The page size asked for (`limit`).
-    #[schema(minimum = 1, maximum = 100, example = 100)]
-    pub page_size: u64,
-    /// Opens the next page; `null` on the last page.
-    pub cursor: Option<String>,
-    /// The records of this page.
-    pub result: Vec<R>,
-}
-
-impl<R> TransactionCollection<R> {
-    /// Wraps `result` with the paging facts of `page`.
-    pub fn new<T>(page: &Page<T>, result: Vec<R>) -> Self {
-        Self {
-            status: page.status.as_str(),
-            page: page.page,
-            page_size: page.page_size,
-            cursor: page.next_cursor.clone(),
-            result,
+/// Declares a v2.2 envelope, `{"status","page","page_size","cursor","result"}`, under the
+/// schema name v2.2 gives it (`status` is tokenql's addition where v2.2 has none).
+macro_rules! v2_2_envelope {
+    ($(#[$doc:meta])* $name:ident, $schema:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Serialize, ToSchema)]
+        #[schema(as = $schema)]
+        pub struct $name<R> {
+            /// `SYNCED` or `SYNCING`.
+            #[schema(value_type = SyncStatusSchema)]
+            pub status: &'static str,
+            /// 1-based page number.
+            #[schema(minimum = 1, example = 1)]
+            pub page: u64,
+            /// The page size asked for (`limit`).
+            #[schema(minimum = 1, maximum = 100, example = 100)]
+            pub page_size: u64,
+            /// Opens the next page; `null` on the last page.
+            pub cursor: Option<String>,
+            /// The records of this page.
+            pub result: Vec<R>,
         }
-    }
-}
 
-/// The v2.2 NFT transfer routes (`GET /{address}/nft/transfers`, `GET /nft/{address}/transfers`):
-/// `{"status","page","page_size","cursor","result"}`, v2.2's `nftTransferCollection`.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = nftTransferCollection)]
-pub struct NftTransferCollection<R> {
-    /// `SYNCED` or `SYNCING`.
-    #[schema(value_type = SyncStatusSchema)]
-    pub status: &'static str,
-    /// 1-based page number.
-    #[schema(minimum = 1, example = 1)]
-    pub page: u64,
-    /// The page size asked for (`limit`).
-    #[schema(minimum = 1, maximum = 100, example = 100)]
-    pub page_size: u64,
-    /// Opens the next page; `null` on the last page.
-    pub cursor: Option<String>,
-    /// The records of this page.
-    pub result: Vec<R>,
-}
-
-impl<R> NftTransferCollection<R> {
-    /// Wraps `result` with the paging facts of `page`.
-    pub fn new<T>(page: &Page<T>, result: Vec<R>) -> Self {
-        Self {
-            status: page.status.as_str(),
-            page: page.page,
-            page_size: page.page_size,
-            cursor: page.next_cursor.clone(),
-            result,
+        impl<R> $name<R> {
+            /// Wraps `result` with the paging facts of `page`.
+            pub fn new<T>(page: &Page<T>, result: Vec<R>) -> Self {
+                Self {
+                    status: page.status.as_str(),
+                    page: page.page,
+                    page_size: page.page_size,
+                    cursor: page.next_cursor.clone(),
+                    result,
+                }
+            }
         }
-    }
+    };
 }
+
+v2_2_envelope!(
+    /// `GET /{address}/erc20/transfers`, `GET /erc20/{address}/transfers`.
+    TransactionCollection,
+    erc20TransactionCollection
+);
+v2_2_envelope!(
+    /// `GET /{address}/nft/transfers`, `GET /nft/{address}/transfers`.
+    NftTransferCollection,
+    nftTransferCollection
+);
+v2_2_envelope!(
+    /// `GET /{address}/nft/collections`.
+    WalletCollections,
+    nftWalletCollections
+);
 
 /// The `status` of [`NftEnvelope`] as the OpenAPI document describes it (the envelope writes
 /// `SyncStatus::as_str`): `SYNCED` when the answer is complete, `SYNCING` while the history of a

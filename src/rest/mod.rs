@@ -11,6 +11,7 @@
 //!   wallet's or a collection's NFT moves (v2.2).
 //! - `GET /nft/{address}/owners` and `GET /nft/{address}/{token_id}/owners` ([`owners`]): who
 //!   holds a collection's tokens, or one token (v2.2).
+//! - `GET /{address}/nft/collections` ([`collections`]): the collections a wallet holds (v2.2).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
 //! one place ([`params`]), call the query service once for the page and once per kind of
@@ -18,6 +19,7 @@
 //! [`ApiError`] whose module states the error policy. `server.rs` nests this router under
 //! `/api/v2` and `/api/v2.2` behind API-key auth; unknown routes fall through to its JSON 404.
 
+pub mod collections;
 pub mod envelope;
 pub mod error;
 pub mod media;
@@ -79,5 +81,9 @@ pub fn router() -> Router<AppState> {
         .route(
             "/nft/{address}/{token_id}/owners",
             get(owners::token_owners).fallback(method_not_allowed),
+        )
+        .route(
+            "/{address}/nft/collections",
+            get(collections::wallet_collections).fallback(method_not_allowed),
         )
 }

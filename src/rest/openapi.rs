@@ -45,9 +45,10 @@ mod normalize;
 mod params;
 
 pub use params::{
-    attribute_value, AddressSchema, ChainList, CollectionNftTransferQueryParams, NftQueryParams,
-    OwnersQueryParams, TokenIdFormatSchema, TokenTransferQueryParams, TransferQueryParams,
-    WalletNftTransferQueryParams, WalletTransferQueryParams,
+    attribute_value, AddressSchema, ChainList, CollectionNftTransferQueryParams,
+    CollectionsQueryParams, NftQueryParams, OwnersQueryParams, TokenIdFormatSchema,
+    TokenTransferQueryParams, TransferQueryParams, WalletNftTransferQueryParams,
+    WalletTransferQueryParams,
 };
 
 /// The name of the security scheme of every operation.
@@ -59,7 +60,7 @@ REST routes of tokenql, drop-in compatible with the routes of the **Moralis Web3
 v2 and v2.2** that they implement: the NFTs a wallet owns; the ERC20 transfers that touched a set \
 of wallets or contracts (v2); a wallet's and a token's ERC20 transfers, and a wallet's and a \
 collection's NFT transfers (v2.2, with date bounds and `order`); a collection's and a token's \
-owners (v2.2).
+owners; a wallet's collections (v2.2).
 
 - **Base paths.** The routes live under `/api/v2`; `/api/v2.2` serves exactly the same routes \
 (the default base of the newest official JS SDK).
@@ -99,6 +100,7 @@ and 503 our fault (a generic message; details only in the server log).";
         super::nft_transfers::collection_nft_transfers,
         super::owners::collection_owners,
         super::owners::token_owners,
+        super::collections::wallet_collections,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),

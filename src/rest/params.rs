@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 use crate::query::{
     BlockRange, CursorError, DateRange, NftOwnersQuery, NftQuery, NftTransferQuery, TransferQuery,
+    WalletCollectionsQuery,
 };
 use crate::types::{
     parse_date, Address, AddressList, BlockNumber, Chain, DateBound, PageSize, ParseError,
@@ -310,6 +311,35 @@ impl OwnersParams {
             },
             cursor: p.cursor()?,
             shape: NftShape::parse(&p)?,
+        })
+    }
+}
+
+/// Everything `GET /{address}/nft/collections` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionsParams {
+    /// The filters handed to the query service.
+    pub query: WalletCollectionsQuery,
+    /// The cursor of the page to read; `None` for the first page.
+    pub cursor: Option<String>,
+    /// `token_counts`: whether each record carries `count`.
+    pub token_counts: bool,
+}
+
+impl CollectionsParams {
+    /// Parses the path's wallet `address` and the raw query string.
+    pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let owner = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        Ok(Self {
+            query: WalletCollectionsQuery {
+                chain: p.chain()?,
+                owner,
+                exclude_spam: p.boolean("exclude_spam", false)?,
+                page_size: p.page_size()?,
+            },
+            cursor: p.cursor()?,
+            token_counts: p.boolean("token_counts", false)?,
         })
     }
 }

@@ -430,3 +430,29 @@ pub struct OwnersQueryParams {
     #[param(required = false, default = false)]
     media_items: bool,
 }
+
+/// The query parameters of `GET /{address}/nft/collections`, as
+/// [`crate::rest::params::CollectionsParams::parse`] parses them.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Describes the query string; never built.
+pub struct CollectionsQueryParams {
+    /// The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). Default
+    /// `eth` (`0x1`). Any other value is a 400.
+    #[param(value_type = ChainList, required = false)]
+    chain: String,
+    /// The page size: an integer from 1 to 100, default 100. Out of range or not an integer:
+    /// 400.
+    #[param(required = false, minimum = 1, maximum = 100, default = 100)]
+    limit: i64,
+    /// `true` leaves out collections marked possible spam.
+    #[param(required = false, default = false)]
+    exclude_spam: bool,
+    /// `true` adds `count`: how many of each collection's tokens the wallet holds.
+    #[param(required = false, default = false)]
+    token_counts: bool,
+    /// The `cursor` of the previous answer, to get the next page. It is opaque and bound to
+    /// the query it came from: a tampered, foreign or malformed cursor is a 400.
+    #[param(required = false, max_length = 4096)]
+    cursor: String,
+}

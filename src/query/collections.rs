@@ -1,0 +1,139 @@
+//! Which collections does this wallet hold tokens of?
+
+use std::sync::Arc;
+
+use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::{
+    ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
+};
+
+use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::nfts::{certain_holdings, not_spam};
+use super::status::Needs;
+use super::{Edge, Page, QueryError, QueryService, WalletCollection, WalletCollectionsQuery};
+use crate::entity::nft_holding;
+use crate::types::{Address, Scope};
+
+use nft_holding::Column as H;
+
+/// One group of the wallet's holdings.
+#[derive(Debug, FromQueryResult)]
+struct Group {
+    contract_address: String,
+    contract_type: String,
+    tokens: i64,
+}
+
+impl WalletCollectionsQuery {
+    fn digest(&self) -> String {
+        query_digest(&format!(
+            "collections|{}|{}|{}",
+            self.chain.id(),
+            self.owner,
+            self.exclude_spam
+        ))
+    }
+
+    fn filter(&self) -> Condition {
+        let mut c = Condition::all()
+            .add(H::ChainId.eq(self.chain.db_id()))
+            .add(H::OwnerAddress.eq(self.owner.to_string()));
+        if self.exclude_spam {
+            c = c.add(not_spam(self.chain));
+        }
+        c
+    }
+}
+
+impl QueryService {
+    /// One page of the collections the wallet holds tokens of, by address, with how many
+    /// tokens of each it holds, after `after`. Complete once the wallet's history is; before,
+    /// `SYNCING` and only the holdings partial history cannot have made up count.
+    pub async fn wallet_collections(
+        &self,
+        q: &WalletCollectionsQuery,
+        after: Option<&str>,
+    ) -> Result<Page<WalletCollection>, QueryError> {
+        let digest = q.digest();
+        let start = after
+            .map(|c| self.cursors.decode(c, CursorKind::Collections, &digest))
+            .transpose()?;
+        let page = start.as_ref().map_or(1, |p| p.p);
+        let wallet = vec![Scope::wallet(q.owner)];
+        let needs = Needs {
+            alternatives: vec![wallet.clone()],
+            schedule: wallet,
+            none: false,
+        };
+        let (view, scope_rows) =
+            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs),)?;
+        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
+        let mut find = nft_holding::Entity::find().filter(q.filter());
+        if let Some(p) = &start {
+            let [contract] = p.a.as_slice() else {
+                return Err(super::CursorError::Invalid.into());
+            };
+            find = find.filter(H::ContractAddress.gt(contract.clone()));
+        }
+        if incomplete {
+            find = find.filter(certain_holdings(q.chain, view.start_block));
+        }
+        let limit = q.page_size.get();
+        let mut rows = find
+            .select_only()
+            .column(H::ContractAddress)
+            .column_as(Expr::col(H::ContractType).max(), "contract_type")
+            .column_as(Expr::col(H::TokenId).count(), "tokens")
+            .group_by(H::ContractAddress)
+            .order_by_asc(H::ContractAddress)
+            .limit(limit + 1)
+            .into_model::<Group>()
+            .all(&self.db)
+            .await?;
+        let has_more = rows.len() as u64 > limit;
+        rows.truncate(limit as usize);
+        let mint = Arc::new(CursorMint::new(
+            &self.cursors,
+            CursorKind::Collections,
+            digest,
+            page + 1,
+            None,
+            incomplete,
+        ));
+        let edges = rows
+            .into_iter()
+            .map(|g| {
+                let contract =
+                    Address::parse(&g.contract_address).map_err(|e| QueryError::Corrupt(e.0))?;
+                Ok(Edge {
+                    key: vec![g.contract_address],
+                    node: WalletCollection {
+                        contract,
+                        contract_type: g.contract_type,
+                        count: u64::try_from(g.tokens).unwrap_or(0),
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>, QueryError>>()?;
+        let next_cursor = if has_more {
+            edges.last().map(|e| mint.cursor(&e.key))
+        } else {
+            None
+        };
+        let status = if incomplete {
+            super::SyncStatus::Syncing
+        } else {
+            done.status
+        };
+        Ok(Page {
+            edges,
+            mint,
+            next_cursor,
+            page,
+            page_size: limit,
+            total: None,
+            status,
+        })
+    }
+}
