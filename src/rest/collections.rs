@@ -12,7 +12,7 @@ use super::envelope::{text, WalletCollections};
 use super::error::ApiError;
 use super::nft::{path_rejection, ContractTypeSchema};
 use super::params::CollectionsParams;
-use crate::query::{ContractInfo, WalletCollection};
+use crate::query::{ContractInfo, SyncStatus, WalletCollection};
 use crate::server::Reader;
 use crate::types::Address;
 
@@ -35,7 +35,8 @@ pub struct CollectionRecord {
     pub possible_spam: bool,
     /// Whether the collection is verified.
     pub verified_collection: bool,
-    /// How many of its tokens the wallet holds; `null` unless `token_counts=true`.
+    /// How many of its tokens the wallet holds; `null` unless `token_counts=true`, and `null`
+    /// while the answer is `SYNCING` (a count from partial history could be short).
     #[schema(minimum = 1)]
     pub count: Option<u64>,
     /// Not tracked (always `null`).
@@ -82,7 +83,8 @@ impl CollectionRecord {
     summary = "Get NFT collections by wallet",
     description = "The collections a wallet holds at least one token of, ordered by address; \
 pass `cursor` to get the next page. `token_counts=true` adds how many of each collection's \
-tokens the wallet holds; `exclude_spam=true` leaves out collections marked possible spam.\n\n\
+tokens the wallet holds (while `SYNCING`, `null`: a count from partial history could be short); \
+`exclude_spam=true` leaves out collections marked possible spam.\n\n\
 `status` is `SYNCED` once the wallet's whole history is indexed; the first request for a wallet \
 that is not starts fetching it, and answers `SYNCING` with only the holdings partial history \
 cannot have made up.",
@@ -110,13 +112,11 @@ pub(super) async fn wallet_collections(
         .contracts(params.query.chain, &addrs)
         .await
         .map_err(|e| ApiError::from_query("collection data", e))?;
+    let counts = params.token_counts && page.status == SyncStatus::Synced;
     let result = page
         .edges
         .iter()
-        .map(|e| {
-            let info = contracts.get(&e.node.contract);
-            CollectionRecord::new(&e.node, info, params.token_counts)
-        })
+        .map(|e| CollectionRecord::new(&e.node, contracts.get(&e.node.contract), counts))
         .collect();
     Ok(Json(WalletCollections::new(&page, result)))
 }
