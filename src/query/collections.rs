@@ -1,15 +1,14 @@
 //! Which collections does this wallet hold tokens of?
 
-use std::sync::Arc;
-
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
 };
 
-use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::cursor::{query_digest, CursorKind};
 use super::nfts::{certain_holdings, not_spam};
 use super::status::Needs;
+use super::walk::Walk;
 use super::{Edge, Page, QueryError, QueryService, WalletCollection, WalletCollectionsQuery};
 use crate::entity::nft_holding;
 use crate::types::{Address, Scope};
@@ -54,11 +53,7 @@ impl QueryService {
         q: &WalletCollectionsQuery,
         after: Option<&str>,
     ) -> Result<Page<WalletCollection>, QueryError> {
-        let digest = q.digest();
-        let start = after
-            .map(|c| self.cursors.decode(c, CursorKind::Collections, &digest))
-            .transpose()?;
-        let page = start.as_ref().map_or(1, |p| p.p);
+        let walk = Walk::begin(self, CursorKind::Collections, q.digest(), after)?;
         let wallet = vec![Scope::wallet(q.owner)];
         let needs = Needs {
             alternatives: vec![wallet.clone()],
@@ -68,10 +63,10 @@ impl QueryService {
         let (view, scope_rows) =
             futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs),)?;
         let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
-        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
+        let incomplete = walk.incomplete(done.complete);
         let mut find = nft_holding::Entity::find().filter(q.filter());
-        if let Some(p) = &start {
-            let [contract] = p.a.as_slice() else {
+        if let Some(position) = walk.position() {
+            let [contract] = position else {
                 return Err(super::CursorError::Invalid.into());
             };
             find = find.filter(H::ContractAddress.gt(contract.clone()));
@@ -80,7 +75,7 @@ impl QueryService {
             find = find.filter(certain_holdings(q.chain, view.start_block));
         }
         let limit = q.page_size.get();
-        let mut rows = find
+        let rows = find
             .select_only()
             .column(H::ContractAddress)
             .column_as(Expr::col(H::ContractType).max(), "contract_type")
@@ -91,49 +86,17 @@ impl QueryService {
             .into_model::<Group>()
             .all(&self.db)
             .await?;
-        let has_more = rows.len() as u64 > limit;
-        rows.truncate(limit as usize);
-        let mint = Arc::new(CursorMint::new(
-            &self.cursors,
-            CursorKind::Collections,
-            digest,
-            page + 1,
-            None,
-            incomplete,
-        ));
-        let edges = rows
-            .into_iter()
-            .map(|g| {
-                let contract =
-                    Address::parse(&g.contract_address).map_err(|e| QueryError::Corrupt(e.0))?;
-                Ok(Edge {
-                    key: vec![g.contract_address],
-                    node: WalletCollection {
-                        contract,
-                        contract_type: g.contract_type,
-                        count: u64::try_from(g.tokens).unwrap_or(0),
-                    },
-                })
+        walk.finish(self, rows, limit, incomplete, done.status, |g| {
+            let contract =
+                Address::parse(&g.contract_address).map_err(|e| QueryError::Corrupt(e.0))?;
+            Ok(Edge {
+                key: vec![g.contract_address],
+                node: WalletCollection {
+                    contract,
+                    contract_type: g.contract_type,
+                    count: u64::try_from(g.tokens).unwrap_or(0),
+                },
             })
-            .collect::<Result<Vec<_>, QueryError>>()?;
-        let next_cursor = if has_more {
-            edges.last().map(|e| mint.cursor(&e.key))
-        } else {
-            None
-        };
-        let status = if incomplete {
-            super::SyncStatus::Syncing
-        } else {
-            done.status
-        };
-        Ok(Page {
-            edges,
-            mint,
-            next_cursor,
-            page,
-            page_size: limit,
-            total: None,
-            status,
         })
     }
 }

@@ -24,6 +24,7 @@ mod owners;
 mod related;
 pub mod status;
 mod transfers;
+mod walk;
 
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};

@@ -1,16 +1,15 @@
 //! Which NFTs did this wallet send or receive, and how did this collection's NFTs move?
 
-use std::sync::Arc;
-
 use sea_orm::sea_query::{Alias, Asterisk, Query, SelectStatement, UnionType};
 use sea_orm::{
     ColumnTrait, Condition, EntityTrait, IdenStatic, QueryFilter, QueryOrder, QuerySelect,
     QueryTrait,
 };
 
-use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
 use super::transfers::sql_order;
+use super::walk::Walk;
 use super::{Edge, NftTransfer, NftTransferQuery, Page, QueryError, QueryService};
 use crate::entity::nft_transfer;
 use crate::store::lists::padded;
@@ -162,14 +161,10 @@ impl QueryService {
         q: &NftTransferQuery,
         after: Option<&str>,
     ) -> Result<Page<NftTransfer>, QueryError> {
-        let digest = q.digest();
-        let start = after
-            .map(|c| self.cursors.decode(c, CursorKind::NftTransfer, &digest))
-            .transpose()?;
-        let page = start.as_ref().map_or(1, |p| p.p);
+        let walk = Walk::begin(self, CursorKind::NftTransfer, q.digest(), after)?;
         let mut base = q.filter();
-        if let Some(p) = &start {
-            let (block, log, batch) = position(&p.a).ok_or(super::CursorError::Invalid)?;
+        if let Some(p) = walk.position() {
+            let (block, log, batch) = position(p).ok_or(super::CursorError::Invalid)?;
             base = base.add(past(q.order, block, log, batch));
         }
         let limit = q.page_size.get();
@@ -201,7 +196,7 @@ impl QueryService {
             })
         };
         let unbounded = q.needs(None);
-        let (mut rows, view, scope_rows) = futures_util::try_join!(
+        let (rows, view, scope_rows) = futures_util::try_join!(
             page_rows,
             self.chain_view(q.chain),
             self.scope_rows(q.chain, &unbounded),
@@ -209,40 +204,8 @@ impl QueryService {
         let done = self
             .settle(q.chain, &view, &q.needs(view.start_block), &scope_rows)
             .await?;
-        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
-        let status = if incomplete {
-            super::SyncStatus::Syncing
-        } else {
-            done.status
-        };
-        let has_more = rows.len() as u64 > limit;
-        rows.truncate(limit as usize);
-        let mint = Arc::new(CursorMint::new(
-            &self.cursors,
-            CursorKind::NftTransfer,
-            digest,
-            page + 1,
-            None,
-            incomplete,
-        ));
-        let edges = rows
-            .into_iter()
-            .map(nft_move)
-            .collect::<Result<Vec<_>, QueryError>>()?;
-        let next_cursor = if has_more {
-            edges.last().map(|e| mint.cursor(&e.key))
-        } else {
-            None
-        };
-        Ok(Page {
-            edges,
-            mint,
-            next_cursor,
-            page,
-            page_size: limit,
-            total: None,
-            status,
-        })
+        let incomplete = walk.incomplete(done.complete);
+        walk.finish(self, rows, limit, incomplete, done.status, nft_move)
     }
 }
 

@@ -1,12 +1,11 @@
 //! Who holds this collection's tokens (or this one token)?
 
-use std::sync::Arc;
-
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
-use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::cursor::{query_digest, CursorKind};
 use super::nfts::{certain_holdings, holding};
 use super::status::Needs;
+use super::walk::Walk;
 use super::{NftHolding, NftOwnersQuery, Page, QueryError, QueryService};
 use crate::entity::nft_holding;
 use crate::types::Scope;
@@ -65,18 +64,13 @@ impl QueryService {
         q: &NftOwnersQuery,
         after_cursor: Option<&str>,
     ) -> Result<Page<NftHolding>, QueryError> {
-        let digest = q.digest();
-        let start = after_cursor
-            .map(|c| self.cursors.decode(c, CursorKind::NftOwner, &digest))
-            .transpose()?;
-        let page = start.as_ref().map_or(1, |p| p.p);
-        let keyset = start.as_ref().map(|p| after(&p.a)).transpose()?;
-        let limit = q.page_size.get();
+        let walk = Walk::begin(self, CursorKind::NftOwner, q.digest(), after_cursor)?;
+        let keyset = walk.position().map(after).transpose()?;
         let needs = q.needs();
         let (view, scope_rows) =
             futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs),)?;
         let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
-        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
+        let incomplete = walk.incomplete(done.complete);
         let mut find = nft_holding::Entity::find().filter(q.filter());
         if let Some(k) = keyset {
             find = find.filter(k);
@@ -84,47 +78,17 @@ impl QueryService {
         if incomplete {
             find = find.filter(certain_holdings(q.chain, view.start_block));
         }
-        let mut rows = find
+        let limit = q.page_size.get();
+        let rows = find
             .order_by_asc(H::TokenId)
             .order_by_asc(H::OwnerAddress)
             .limit(limit + 1)
             .all(&self.db)
             .await?;
-        let has_more = rows.len() as u64 > limit;
-        rows.truncate(limit as usize);
-        let mint = Arc::new(CursorMint::new(
-            &self.cursors,
-            CursorKind::NftOwner,
-            digest,
-            page + 1,
-            None,
-            incomplete,
-        ));
-        let mut edges = rows
-            .into_iter()
-            .map(holding)
-            .collect::<Result<Vec<_>, QueryError>>()?;
-        for e in &mut edges {
+        walk.finish(self, rows, limit, incomplete, done.status, |r| {
+            let mut e = holding(r)?;
             e.key = vec![e.node.token_id.to_db(), e.node.owner.to_string()];
-        }
-        let next_cursor = if has_more {
-            edges.last().map(|e| mint.cursor(&e.key))
-        } else {
-            None
-        };
-        let status = if incomplete {
-            super::SyncStatus::Syncing
-        } else {
-            done.status
-        };
-        Ok(Page {
-            edges,
-            mint,
-            next_cursor,
-            page,
-            page_size: limit,
-            total: None,
-            status,
+            Ok(e)
         })
     }
 }

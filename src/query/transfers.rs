@@ -1,15 +1,14 @@
 //! Which ERC20 transfers touched these wallets or contracts?
 
-use std::sync::Arc;
-
 use sea_orm::sea_query::{Alias, Asterisk, Order, Query, SelectStatement, UnionType};
 use sea_orm::{
     ColumnTrait, Condition, EntityTrait, IdenStatic, QueryFilter, QueryOrder, QuerySelect,
     QueryTrait,
 };
 
-use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
+use super::walk::Walk;
 use super::{Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
 use crate::entity::erc20_transfer;
 use crate::store::lists::padded;
@@ -174,15 +173,10 @@ impl QueryService {
         q: &TransferQuery,
         after: Option<&str>,
     ) -> Result<Page<Erc20Transfer>, QueryError> {
-        let digest = q.digest();
-        let start = after
-            .map(|c| self.cursors.decode(c, CursorKind::Erc20, &digest))
-            .transpose()?;
-        let page = start.as_ref().map_or(1, |p| p.p);
-
+        let walk = Walk::begin(self, CursorKind::Erc20, q.digest(), after)?;
         let mut base = q.filter();
-        if let Some(p) = &start {
-            let parsed = match p.a.as_slice() {
+        if let Some(p) = walk.position() {
+            let parsed = match p {
                 [b, l] => b.parse::<i64>().ok().zip(l.parse::<i32>().ok()),
                 _ => None,
             };
@@ -218,7 +212,7 @@ impl QueryService {
         };
         // The page, the chain's state and the scopes' are read at once.
         let unbounded = q.needs(None);
-        let (mut rows, view, scope_rows) = futures_util::try_join!(
+        let (rows, view, scope_rows) = futures_util::try_join!(
             page_rows,
             self.chain_view(q.chain),
             self.scope_rows(q.chain, &unbounded),
@@ -227,40 +221,8 @@ impl QueryService {
             .settle(q.chain, &view, &q.needs(view.start_block), &scope_rows)
             .await?;
         // A walk begun incomplete stays so (see `CursorPayload::i`).
-        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
-        let status = if incomplete {
-            super::SyncStatus::Syncing
-        } else {
-            done.status
-        };
-        let has_more = rows.len() as u64 > limit;
-        rows.truncate(limit as usize);
-        let mint = Arc::new(CursorMint::new(
-            &self.cursors,
-            CursorKind::Erc20,
-            digest,
-            page + 1,
-            None,
-            incomplete,
-        ));
-        let edges = rows
-            .into_iter()
-            .map(transfer)
-            .collect::<Result<Vec<_>, QueryError>>()?;
-        let next_cursor = if has_more {
-            edges.last().map(|e| mint.cursor(&e.key))
-        } else {
-            None
-        };
-        Ok(Page {
-            edges,
-            mint,
-            next_cursor,
-            page,
-            page_size: limit,
-            total: None,
-            status,
-        })
+        let incomplete = walk.incomplete(done.complete);
+        walk.finish(self, rows, limit, incomplete, done.status, transfer)
     }
 }
 
