@@ -902,14 +902,14 @@ async fn v2_2_nft_transfer_routes(backend: Backend) {
         assert_eq!(r["token_id"].as_str(), Some(want.as_str()), "{r}");
     }
 
-    // Errors name the parameter; a transfer cursor is not an NFT transfer cursor.
+    // Errors name the parameter; an ERC20 transfer cursor is not an NFT transfer cursor.
+    let busy = &truth.busiest_wallets()[1].0;
     let (_, _, erc20) = app
-        .get_rest(&format!("/api/v2.2/{w}/erc20/transfers?limit=1"))
+        .get_rest(&format!("/api/v2.2/{busy}/erc20/transfers?limit=1"))
         .await;
-    let foreign = erc20["cursor"]
+    let foreign = enc(erc20["cursor"]
         .as_str()
-        .map(enc)
-        .unwrap_or_else(|| "x".into());
+        .expect("a busy wallet's ERC20 cursor"));
     for (uri, name) in [
         (
             format!("/api/v2.2/{w}/nft/transfers?order=sideways"),
@@ -1040,16 +1040,12 @@ async fn v2_2_owner_routes(backend: Backend) {
         })
         .collect();
     assert_eq!(got, want, "owners of {tc} #{id}");
-    let hex = format!("0x{}", holders[0].token_id_hex.trim_start_matches('0'));
+    let digits = holders[0].token_id_hex.trim_start_matches('0');
+    let hex_id = format!("0x{}", if digits.is_empty() { "0" } else { digits });
     let (status, _, body) = app
-        .get_rest(&format!("/api/v2.2/nft/{tc}/{hex}/owners?format=hex"))
+        .get_rest(&format!("/api/v2.2/nft/{tc}/{hex_id}/owners?format=hex"))
         .await;
     assert_eq!(status, 200, "{body}");
-    let hex_id = if hex == "0x" {
-        "0x0".to_string()
-    } else {
-        hex.clone()
-    };
     assert!(
         body["result"]
             .as_array()

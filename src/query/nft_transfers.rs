@@ -1,6 +1,6 @@
 //! Which NFTs did this wallet send or receive, and how did this collection's NFTs move?
 
-use sea_orm::sea_query::{Alias, Asterisk, Query, SelectStatement, UnionType};
+use sea_orm::sea_query::SelectStatement;
 use sea_orm::{
     ColumnTrait, Condition, EntityTrait, IdenStatic, QueryFilter, QueryOrder, QuerySelect,
     QueryTrait,
@@ -8,7 +8,7 @@ use sea_orm::{
 
 use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
-use super::transfers::sql_order;
+use super::transfers::{sql_order, union_of};
 use super::walk::Walk;
 use super::{Edge, NftTransfer, NftTransferQuery, Page, QueryError, QueryService};
 use crate::entity::nft_transfer;
@@ -16,6 +16,16 @@ use crate::store::lists::padded;
 use crate::types::{Address, Scope, SortOrder, Uint256};
 
 use nft_transfer::Column as T;
+
+/// The columns of the output order (a move between the wallet and itself is in both arms of
+/// the union, so `UNION`, not `UNION ALL`).
+fn order_by() -> [&'static str; 3] {
+    [
+        T::BlockNumber.as_str(),
+        T::LogIndex.as_str(),
+        T::BatchIndex.as_str(),
+    ]
+}
 
 impl NftTransferQuery {
     fn digest(&self) -> String {
@@ -126,26 +136,6 @@ fn past(order: SortOrder, block: i64, log: i32, batch: i32) -> Condition {
     }
 }
 
-/// The union of ranges each already cut at `limit` rows in output order (see
-/// `transfers::union_of`; a move between the wallet and itself is in both arms, so `UNION`).
-fn union_of(arms: Vec<SelectStatement>, order: SortOrder, limit: u64) -> Option<SelectStatement> {
-    let mut arms = arms.into_iter().enumerate().map(|(i, arm)| {
-        Query::select()
-            .column(Asterisk)
-            .from_subquery(arm, Alias::new(format!("a{i}")))
-            .to_owned()
-    });
-    let mut outer = arms.next()?;
-    for arm in arms {
-        outer.union(UnionType::Distinct, arm);
-    }
-    for col in [T::BlockNumber, T::LogIndex, T::BatchIndex] {
-        outer.order_by(Alias::new(col.as_str()), sql_order(order));
-    }
-    outer.limit(limit);
-    Some(outer)
-}
-
 /// The cursor's position: (block, log index, batch index).
 fn position(a: &[String]) -> Option<(i64, i32, i32)> {
     match a {
@@ -184,7 +174,7 @@ impl QueryService {
             .map(|a| range(Some(a)).into_query())
             .collect();
         let page_rows = async {
-            Ok(match union_of(arms, q.order, limit + 1) {
+            Ok(match union_of(arms, &order_by(), q.order, limit + 1) {
                 Some(union) => {
                     let stmt = self.db.get_database_backend().build(&union);
                     nft_transfer::Entity::find()

@@ -9,19 +9,24 @@ use sea_orm::{
 use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
 use super::walk::Walk;
-use super::{Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
+use super::{DateRange, Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
 use crate::entity::erc20_transfer;
 use crate::store::lists::padded;
 use crate::types::{Address, Scope, SortOrder, Uint256};
 
 use erc20_transfer::Column as T;
 
+/// The columns of the output order.
+fn order_by() -> [&'static str; 2] {
+    [T::BlockNumber.as_str(), T::LogIndex.as_str()]
+}
+
 impl TransferQuery {
     fn digest(&self) -> String {
         let b = |x: Option<crate::types::BlockNumber>| x.map_or(String::new(), |b| b.0.to_string());
         let d = |x: Option<u64>| x.map_or(String::new(), |s| s.to_string());
-        query_digest(&format!(
-            "erc20|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
+        let mut text = format!(
+            "erc20|{}|{}|{}|{}|{}|{}|{}",
             self.chain.id(),
             self.wallets.db_strings().join(","),
             self.contracts.db_strings().join(","),
@@ -29,10 +34,18 @@ impl TransferQuery {
             self.exclude_contracts.db_strings().join(","),
             b(self.blocks.from),
             b(self.blocks.to),
-            d(self.dates.from),
-            d(self.dates.to),
-            self.order.as_str(),
-        ))
+        );
+        // Dates and order only when asked for, so that a v2 cursor reads the same in every
+        // version of the server (API processes are upgraded one by one behind a balancer).
+        if self.dates != DateRange::default() || self.order != SortOrder::Desc {
+            text.push_str(&format!(
+                "|{}|{}|{}",
+                d(self.dates.from),
+                d(self.dates.to),
+                self.order.as_str()
+            ));
+        }
+        query_digest(&text)
     }
 
     /// Every filter but the wallets' (which [`TransferQuery::arms`] splits into index ranges).
@@ -148,7 +161,12 @@ pub(super) fn sql_order(order: SortOrder) -> Order {
 /// union (not `UNION ALL`: a transfer between two named wallets is in two arms) of ranges that
 /// are each already cut at `limit` rows in output order. Exact: a row among the first `limit`
 /// of the union is among the first `limit` of its own arm.
-fn union_of(arms: Vec<SelectStatement>, order: SortOrder, limit: u64) -> Option<SelectStatement> {
+pub(super) fn union_of(
+    arms: Vec<SelectStatement>,
+    by: &[&str],
+    order: SortOrder,
+    limit: u64,
+) -> Option<SelectStatement> {
     let mut arms = arms.into_iter().enumerate().map(|(i, arm)| {
         Query::select()
             .column(Asterisk)
@@ -159,10 +177,10 @@ fn union_of(arms: Vec<SelectStatement>, order: SortOrder, limit: u64) -> Option<
     for arm in arms {
         outer.union(UnionType::Distinct, arm);
     }
-    outer
-        .order_by(Alias::new(T::BlockNumber.as_str()), sql_order(order))
-        .order_by(Alias::new(T::LogIndex.as_str()), sql_order(order))
-        .limit(limit);
+    for col in by {
+        outer.order_by(Alias::new(*col), sql_order(order));
+    }
+    outer.limit(limit);
     Some(outer)
 }
 
@@ -199,7 +217,7 @@ impl QueryService {
             .map(|a| range(Some(a)).into_query())
             .collect();
         let page_rows = async {
-            Ok(match union_of(arms, q.order, limit + 1) {
+            Ok(match union_of(arms, &order_by(), q.order, limit + 1) {
                 Some(union) => {
                     let stmt = self.db.get_database_backend().build(&union);
                     erc20_transfer::Entity::find()
@@ -243,4 +261,48 @@ fn transfer(r: erc20_transfer::Model) -> Result<Edge<Erc20Transfer>, QueryError>
         log_index: r.log_index.max(0) as u32,
     };
     Ok(Edge { key, node })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::BlockRange;
+    use crate::types::{AddressList, Chain, PageSize};
+
+    fn v2(wallet: &str) -> TransferQuery {
+        TransferQuery {
+            chain: Chain::ETH,
+            wallets: AddressList::parse(&[wallet]).unwrap_or_default(),
+            contracts: AddressList::default(),
+            exclude_wallets: AddressList::default(),
+            exclude_contracts: AddressList::default(),
+            blocks: BlockRange::default(),
+            dates: DateRange::default(),
+            order: SortOrder::Desc,
+            page_size: PageSize::default(),
+        }
+    }
+
+    #[test]
+    fn a_v2_cursor_is_bound_as_before_and_order_and_dates_bind_too() {
+        let w = "0x430d5dde0cd48989737a95b4c46e1801a9a08531";
+        let q = v2(w);
+        // The digest of a query without dates or order is the one servers before them wrote,
+        // so cursors stay valid while API processes are upgraded one by one.
+        assert_eq!(q.digest(), query_digest(&format!("erc20|1|{w}|||||")));
+        let asc = TransferQuery {
+            order: SortOrder::Asc,
+            ..q.clone()
+        };
+        let dated = TransferQuery {
+            dates: DateRange {
+                from: Some(1),
+                to: None,
+            },
+            ..q.clone()
+        };
+        assert_ne!(asc.digest(), q.digest());
+        assert_ne!(dated.digest(), q.digest());
+        assert_ne!(dated.digest(), asc.digest());
+    }
 }

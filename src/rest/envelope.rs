@@ -44,42 +44,10 @@ impl<R> NftEnvelope<R> {
     }
 }
 
-/// `GET /erc20/transfers`: `{"status","page","page_size","cursor","result"}` (`status` is
-/// tokenql's addition to the v2 envelope; clients that do not know it ignore it).
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = erc20TransfersResponse)]
-pub struct TransferEnvelope<R> {
-    /// `SYNCED` or `SYNCING`.
-    #[schema(value_type = SyncStatusSchema)]
-    pub status: &'static str,
-    /// 1-based page number.
-    #[schema(minimum = 1, example = 1)]
-    pub page: u64,
-    /// The page size asked for (`limit`).
-    #[schema(minimum = 1, maximum = 100, example = 100)]
-    pub page_size: u64,
-    /// Opens the next page; `null` on the last page.
-    pub cursor: Option<String>,
-    /// The records of this page.
-    pub result: Vec<R>,
-}
-
-impl<R> TransferEnvelope<R> {
-    /// Wraps `result` with the paging facts of `page`.
-    pub fn new<T>(page: &Page<T>, result: Vec<R>) -> Self {
-        Self {
-            status: page.status.as_str(),
-            page: page.page,
-            page_size: page.page_size,
-            cursor: page.next_cursor.clone(),
-            result,
-        }
-    }
-}
-
-/// Declares a v2.2 envelope, `{"status","page","page_size","cursor","result"}`, under the
-/// schema name v2.2 gives it (`status` is tokenql's addition where v2.2 has none).
-macro_rules! v2_2_envelope {
+/// Declares a transfer-style envelope, `{"status","page","page_size","cursor","result"}`,
+/// under the schema name Moralis gives it (`status` is tokenql's addition where Moralis has
+/// none; clients that do not know it ignore it).
+macro_rules! paged_envelope {
     ($(#[$doc:meta])* $name:ident, $schema:ident) => {
         $(#[$doc])*
         #[derive(Debug, Serialize, ToSchema)]
@@ -115,17 +83,23 @@ macro_rules! v2_2_envelope {
     };
 }
 
-v2_2_envelope!(
+paged_envelope!(
+    /// `GET /erc20/transfers`: `{"status","page","page_size","cursor","result"}` (`status` is
+    /// tokenql's addition to the v2 envelope; clients that do not know it ignore it).
+    TransferEnvelope,
+    erc20TransfersResponse
+);
+paged_envelope!(
     /// `GET /{address}/erc20/transfers`, `GET /erc20/{address}/transfers`.
     TransactionCollection,
     erc20TransactionCollection
 );
-v2_2_envelope!(
+paged_envelope!(
     /// `GET /{address}/nft/transfers`, `GET /nft/{address}/transfers`.
     NftTransferCollection,
     nftTransferCollection
 );
-v2_2_envelope!(
+paged_envelope!(
     /// `GET /{address}/nft/collections`.
     WalletCollections,
     nftWalletCollections

@@ -22,6 +22,7 @@ use super::envelope::NftTransferCollection;
 use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::NftTransferParams;
+use super::transfers::contracts_and_labels;
 use crate::query::{ContractInfo, NftTransfer, QueryService};
 use crate::server::Reader;
 use crate::types::{iso8601_secs, Address, TokenIdFormat};
@@ -142,22 +143,15 @@ async fn answer(
     service: &QueryService,
     params: &NftTransferParams,
 ) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
-    let chain = params.query.chain;
     let page = service
         .nft_transfers(&params.query, params.cursor.as_deref())
         .await
         .map_err(|e| ApiError::from_query("nft_transfers", e))?;
-    let collections: Vec<Address> = page.edges.iter().map(|e| e.node.contract).collect();
-    let wallets: Vec<Address> = page
+    let moves = page
         .edges
         .iter()
-        .flat_map(|e| [e.node.from, e.node.to])
-        .collect();
-    let (contracts, labels) = tokio::try_join!(
-        service.contracts(chain, &collections),
-        service.labels(chain, &wallets)
-    )
-    .map_err(|e| ApiError::from_query("nft transfer related data", e))?;
+        .map(|e| (e.node.contract, e.node.from, e.node.to));
+    let (contracts, labels) = contracts_and_labels(service, params.query.chain, moves).await?;
     let result = page
         .edges
         .iter()

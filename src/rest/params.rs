@@ -236,12 +236,13 @@ impl NftParams {
             with_total: !p.boolean("disable_total", true)?,
             page_size: p.page_size()?,
         };
+        let shape = NftShape::parse(&p)?;
         Ok(Self {
             query,
             cursor: p.cursor()?,
-            format: p.scalar("format", TokenIdFormat::Decimal, TokenIdFormat::parse)?,
-            normalize_metadata: p.boolean("normalizeMetadata", false)?,
-            media_items: p.boolean("media_items", false)?,
+            format: shape.format,
+            normalize_metadata: shape.normalize_metadata,
+            media_items: shape.media_items,
         })
     }
 }

@@ -19,7 +19,7 @@ use super::error::ApiError;
 use super::params::TransferParams;
 use crate::query::{ContractInfo, Erc20Transfer, Page, QueryService};
 use crate::server::Reader;
-use crate::types::{iso8601_secs, Address};
+use crate::types::{iso8601_secs, Address, Chain};
 
 /// The `Deprecation` header of RFC 9745.
 pub const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
@@ -177,26 +177,37 @@ pub(super) async fn transfer_page(
     service: &QueryService,
     params: &TransferParams,
 ) -> Result<TransferPage, ApiError> {
-    let chain = params.query.chain;
     let transfers = service
         .erc20_transfers(&params.query, params.cursor.as_deref())
         .await
         .map_err(|e| ApiError::from_query("erc20_transfers", e))?;
-    // The service de-duplicates keys itself: one statement per kind, whatever the page.
-    let contract_addrs: Vec<Address> = transfers.edges.iter().map(|e| e.node.contract).collect();
-    let wallet_addrs: Vec<Address> = transfers
+    let moves = transfers
         .edges
         .iter()
-        .flat_map(|e| [e.node.from, e.node.to])
-        .collect();
-    let (contracts, labels) = tokio::try_join!(
-        service.contracts(chain, &contract_addrs),
-        service.labels(chain, &wallet_addrs)
-    )
-    .map_err(|e| ApiError::from_query("erc20 related data", e))?;
+        .map(|e| (e.node.contract, e.node.from, e.node.to));
+    let (contracts, labels) = contracts_and_labels(service, params.query.chain, moves).await?;
     Ok(TransferPage {
         transfers,
         contracts,
         labels,
     })
+}
+
+/// The token contracts and the sender and recipient labels of a page of moves (contract, from,
+/// to): one statement each, whatever the page (the service de-duplicates the keys).
+pub(super) async fn contracts_and_labels(
+    service: &QueryService,
+    chain: Chain,
+    moves: impl Iterator<Item = (Address, Address, Address)>,
+) -> Result<(HashMap<Address, ContractInfo>, HashMap<Address, String>), ApiError> {
+    let (mut contracts, mut wallets) = (Vec::new(), Vec::new());
+    for (contract, from, to) in moves {
+        contracts.push(contract);
+        wallets.extend([from, to]);
+    }
+    tokio::try_join!(
+        service.contracts(chain, &contracts),
+        service.labels(chain, &wallets)
+    )
+    .map_err(|e| ApiError::from_query("transfer related data", e))
 }
