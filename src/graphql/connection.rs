@@ -1,8 +1,114 @@
-//! What both Relay connections share: `PageInfo` and `SyncStatus`.
+//! What every Relay connection shares: the generic [`Connection`] and [`Edge`], `PageInfo`,
+//! `SyncStatus`, and the cost of a page ([`page_cost`]).
+//!
+//! A connection is built from one page of the query service ([`Connection::from_page`]); each
+//! concrete connection and edge type is named in the `concrete(...)` lists below, so that the
+//! schema shows one `XConnection` / `XEdge` pair per kind of node.
 
-use async_graphql::{Enum, SimpleObject};
+use std::sync::Arc;
 
-use crate::query::{self, Page};
+use async_graphql::{Enum, Object, OutputType, SimpleObject};
+
+use super::balances::TokenBalance;
+use super::collection_nfts::CollectionNft;
+use super::nft::Nft;
+use super::nft_transfer::NftTransfer;
+use super::transfer::Erc20Transfer;
+use super::wallet_collections::WalletCollection;
+use crate::query::{self, CursorMint, Page};
+
+/// The `XEdge` objects: a record with the cursor that resumes right after it (signed only when
+/// selected).
+pub struct Edge<N> {
+    key: Vec<String>,
+    mint: Arc<CursorMint>,
+    node: N,
+}
+
+/// A record of the list, with its cursor.
+#[Object(
+    concrete(name = "NftEdge", params(Nft)),
+    concrete(name = "Erc20TransferEdge", params(Erc20Transfer)),
+    concrete(name = "NftTransferEdge", params(NftTransfer)),
+    concrete(name = "TokenBalanceEdge", params(TokenBalance)),
+    concrete(name = "WalletCollectionEdge", params(WalletCollection)),
+    concrete(name = "CollectionNftEdge", params(CollectionNft))
+)]
+impl<N: OutputType> Edge<N> {
+    /// Pass as `after` to get the records that follow this one.
+    async fn cursor(&self) -> String {
+        self.mint.cursor(&self.key)
+    }
+
+    /// The record.
+    async fn node(&self) -> &N {
+        &self.node
+    }
+}
+
+/// The `XConnection` objects: one page of a list.
+pub struct Connection<N> {
+    pub(super) edges: Vec<Edge<N>>,
+    pub(super) page_info: PageInfo,
+    pub(super) status: SyncStatus,
+}
+
+impl<N> Connection<N> {
+    /// The connection of `page`, each record made a node by `node`.
+    pub fn from_page<T>(page: Page<T>, mut node: impl FnMut(T) -> N) -> Self {
+        let page_info = PageInfo::from(&page);
+        let status = page.status.into();
+        let mint = page.mint;
+        let edges = page
+            .edges
+            .into_iter()
+            .map(|e| Edge {
+                key: e.key,
+                mint: mint.clone(),
+                node: node(e.node),
+            })
+            .collect();
+        Self {
+            edges,
+            page_info,
+            status,
+        }
+    }
+}
+
+/// One page of a list, in the order the field that returned it states. Pass
+/// `pageInfo.endCursor` as `after` (with the same arguments) for the next page.
+#[Object(
+    concrete(name = "NftOwnerConnection", params(Nft)),
+    concrete(name = "Erc20TransferConnection", params(Erc20Transfer)),
+    concrete(name = "NftTransferConnection", params(NftTransfer)),
+    concrete(name = "TokenBalanceConnection", params(TokenBalance)),
+    concrete(name = "WalletCollectionConnection", params(WalletCollection)),
+    concrete(name = "CollectionNftConnection", params(CollectionNft))
+)]
+impl<N: OutputType> Connection<N>
+where
+    Edge<N>: OutputType,
+{
+    /// The records of this page, each with the cursor that resumes right after it.
+    async fn edges(&self) -> &[Edge<N>] {
+        &self.edges
+    }
+
+    /// Whether more pages follow, and the cursors to get them.
+    async fn page_info(&self) -> &PageInfo {
+        &self.page_info
+    }
+
+    /// `SYNCED` when the answer is complete: it holds every matching record over the chain's
+    /// whole history up to the indexer's head (the field that returned this connection says
+    /// which wallet or contract histories that takes). Otherwise `SYNCING`: such a history is
+    /// still being fetched (the first request for it schedules it), or the indexer trails the
+    /// chain head; ask again later.
+    async fn status(&self) -> SyncStatus {
+        self.status
+    }
+}
 
 /// Where a page sits in the whole answer (Relay cursor connections).
 #[derive(Debug, Clone, PartialEq, Eq, SimpleObject)]
