@@ -502,3 +502,81 @@ async fn total_count_is_counted_only_when_selected() {
     let data = env.data(&q, json!({})).await;
     assert_eq!(data["nftsByWallet"]["totalCount"], WALLET_NFTS);
 }
+
+/// The five lists of a wallet, each a full page with every field, fit in one query; so does the
+/// deepest sensible walk of the graph. A list nested in each record of a page of 100 does not
+/// (its statements would run 100 times); in a page of 50 it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_graph_fits_the_limits_for_reasonable_queries() {
+    let env = setup().await;
+    let page = |list: &str, fields: &str| {
+        format!("{list}(first: 100) {{ status pageInfo {{ hasNextPage endCursor }} edges {{ cursor node {{ {fields} }} }} }}")
+    };
+    let moves = "tokenAddress tokenId contractType fromWallet toWallet fromWalletLabel \
+        toWalletLabel operator amount blockNumber blockHash blockTimestamp transactionHash \
+        transactionIndex logIndex batchIndex name symbol possibleSpam verifiedCollection";
+    let all = format!(
+        "{{ wallet(address: \"{NFT_WALLET}\") {{ address {} {} {} {} {} }} }}",
+        page("nfts", NFT_FIELDS),
+        page("erc20Transfers", TRANSFER_FIELDS),
+        page("nftTransfers", moves),
+        page(
+            "tokenBalances",
+            "balance balanceDecimal token { address name symbol decimals }"
+        ),
+        page(
+            "nftCollections",
+            "count collection { address name symbol contractType }"
+        ),
+    );
+    let data = env.data(&all, json!({})).await;
+    assert_eq!(
+        data["wallet"]["nfts"]["edges"].as_array().map(Vec::len),
+        Some(WALLET_NFTS)
+    );
+
+    let walk = |outer: usize| {
+        format!(
+            "{{ wallet(address: \"{NFT_WALLET}\") {{ nftCollections(first: {outer}) {{ edges {{ node {{
+                collection {{ nfts(first: 5) {{ edges {{ node {{ nft {{
+                    owners(first: 5) {{ edges {{ node {{ ownerOf }} }} }} }} }} }} }} }} }} }} }} }} }}"
+        )
+    };
+    let data = env.data(&walk(10), json!({})).await;
+    let owner = &data["wallet"]["nftCollections"]["edges"][0]["node"]["collection"]["nfts"]
+        ["edges"][0]["node"]["nft"]["owners"]["edges"][0]["node"]["ownerOf"];
+    assert!(owner.is_string(), "{data}");
+
+    let nested = |outer: usize| {
+        format!(
+            "{{ wallet(address: \"{NFT_WALLET}\") {{ nftCollections(first: {outer}) {{ edges {{ node {{
+                collection {{ owners(first: 1) {{ edges {{ node {{ ownerOf }} }} }} }} }} }} }} }} }}"
+        )
+    };
+    env.data(&nested(50), json!({})).await;
+    expect_bad_input(&env, &nested(100), json!({}), "query is too complex").await;
+    let token_owners = |outer: usize| {
+        format!(
+            "{{ nftCollection(address: \"{USDT}\") {{ nfts(first: {outer}) {{ edges {{ node {{
+                nft {{ owners(first: 1) {{ edges {{ node {{ ownerOf }} }} }} }} }} }} }} }} }}"
+        )
+    };
+    env.data(&token_owners(50), json!({})).await;
+    expect_bad_input(&env, &token_owners(100), json!({}), "query is too complex").await;
+}
+
+/// A bad argument of a list nested in the graph is refused like one of a root field: `data`
+/// is `null` and the HTTP status 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_argument_deep_in_the_graph_is_a_400() {
+    let env = setup().await;
+    let deep = format!(
+        "{{ wallet(address: \"{NFT_WALLET}\") {{ address nfts(first: 1) {{ status }}
+            nftCollections(first: 1) {{ edges {{ node {{ collection {{
+                owners(first: 0) {{ status }} }} }} }} }} }} }}"
+    );
+    expect_bad_input(&env, &deep, json!({}), "first: 0 is out of range").await;
+    let (status, body) = env.post(Some(&env.key), &deep, json!({})).await;
+    assert_eq!(status, axum::http::StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["data"].is_null(), "{body}");
+}

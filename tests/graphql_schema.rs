@@ -41,6 +41,22 @@ fn every_type_field_argument_and_enum_value_is_documented() {
         "type Erc20TransferConnection",
         "type Erc20TransferEdge",
         "type Erc20Transfer ",
+        "enum SortOrder",
+        "type Wallet ",
+        "type Token ",
+        "type TokenBalance ",
+        "type TokenBalanceConnection",
+        "type NftCollection ",
+        "type WalletCollection ",
+        "type WalletCollectionConnection",
+        "type CollectionNft ",
+        "type CollectionNftConnection",
+        "type NftToken ",
+        "type NftTransfer ",
+        "type NftTransferConnection",
+        "type NftTransferEdge",
+        "type NftOwnerConnection",
+        "type NftMedia",
     ] {
         let at = sdl
             .find(&format!("\n{name}"))

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::collection_nfts::{self, CollectionNft};
-use super::connection::{page_cost, Connection};
+use super::connection::{nested_page_cost, Connection};
 use super::enums::{ContractType, Order, TokenIdFormat};
 use super::error::GqlError;
 use super::loaders::{selects, ContractKey, Keys, Primed, Related};
@@ -111,7 +111,7 @@ impl NftCollection {
 
     /// The collection's tokens that someone holds, by token id, each with its holder (when
     /// one) and the amount held. `SYNCED` once the collection's whole history is indexed.
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
     async fn nfts(
         &self,
         ctx: &Context<'_>,
@@ -133,7 +133,7 @@ impl NftCollection {
     /// Who holds the collection's tokens now: one record per (token, owner), by token id then
     /// owner. `SYNCED` once the collection's whole history is indexed; before, the first
     /// request schedules it, and only holdings partial history cannot have made up are shown.
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
     async fn owners(
         &self,
         ctx: &Context<'_>,
@@ -158,7 +158,7 @@ impl NftCollection {
     /// by block, log index, then position in a batch. `SYNCED` once the collection's whole
     /// history is indexed (or when `fromBlock` is at or after the live start block).
     #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
     async fn transfers(
         &self,
         ctx: &Context<'_>,

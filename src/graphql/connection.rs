@@ -159,10 +159,26 @@ impl From<query::SyncStatus> for SyncStatus {
 /// The complexity of a connection field: 10 for its statements, plus its selection once per
 /// started block of 10 records. A full page of 100 transfers with every field costs 230.
 pub fn page_cost(first: i32, child_complexity: usize) -> usize {
-    let blocks = usize::try_from(first.clamp(1, 100))
+    10 + child_complexity.saturating_mul(blocks(first))
+}
+
+/// The complexity of a list that can sit in the nodes of another list (`Token.transfers`,
+/// `NftCollection.*`, `NftToken.*`): nested, it runs its statements once per record of the
+/// outer page, which counts it once per block of 10, so it costs [`NESTED_LIST`] rather
+/// than 10. An outer page of 100 records cannot nest a list within [`super::MAX_COMPLEXITY`];
+/// one of 50 can.
+pub fn nested_page_cost(first: i32, child_complexity: usize) -> usize {
+    NESTED_LIST + child_complexity.saturating_mul(blocks(first))
+}
+
+/// The base cost of a list that may be nested in another list's nodes: 20 per outer record.
+pub const NESTED_LIST: usize = 200;
+
+/// Started blocks of 10 records in a page of `first` (1 to 100).
+fn blocks(first: i32) -> usize {
+    usize::try_from(first.clamp(1, 100))
         .unwrap_or(1)
-        .div_ceil(10);
-    10 + child_complexity.saturating_mul(blocks)
+        .div_ceil(10)
 }
 
 #[cfg(test)]
@@ -175,5 +191,6 @@ mod tests {
         assert_eq!(page_cost(100, 30), 310);
         assert_eq!(page_cost(-5, 30), 40);
         assert_eq!(page_cost(10_000, 30), 310);
+        assert_eq!(nested_page_cost(100, 30), 500);
     }
 }

@@ -173,9 +173,10 @@ pub(super) fn tag_errors(resp: &mut Response, max_depth: usize, max_complexity: 
             }
             "Query is too complex." => {
                 e.message = format!(
-                "query is too complex: its cost exceeds {max_complexity} (a connection costs 10 \
-                     plus its selection times first/10; ask for fewer or smaller pages)"
-            )
+                    "query is too complex: its cost exceeds {max_complexity} (a list costs 10, or \
+                     200 when it can be nested in another list's records, plus its selection \
+                     times first/10; ask for fewer or smaller pages)"
+                )
             }
             _ => {}
         }

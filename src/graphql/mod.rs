@@ -27,13 +27,15 @@
 //!   nft { owners { edges { node { ownerOf } } } } } } } } } } } }`, is 13 deep; the limit is
 //!   set by introspection, which is recursive: the standard introspection query GraphiQL sends
 //!   (graphql-js, `ofType` nested 9 times) is 15 deep.
-//! - Complexity: at most [`MAX_COMPLEXITY`]. A field costs 1 plus its selection; a connection
+//! - Complexity: at most [`MAX_COMPLEXITY`]. A field costs 1 plus its selection; a list
 //!   costs 10 plus its selection once per started block of 10 records
 //!   ([`connection::page_cost`]), so one full page of 100 transfers with every field costs 230
-//!   (290 with `pageInfo` and `status`) and a query may ask for six to eight of them. A list
-//!   nested in the nodes of another is multiplied by the outer page's blocks, as its
-//!   statements are by the outer page's records: `first: 100` outside and inside is refused,
-//!   smaller pages fit.
+//!   (290 with `pageInfo` and `status`): a query may ask for six to eight of them, or for all
+//!   five lists of a wallet at once. A list that can sit in the nodes of another list
+//!   (`Token.transfers`, `NftCollection.*`, `NftToken.*`) costs 200 instead of 10
+//!   ([`connection::nested_page_cost`]): nested, its statements run once per outer record,
+//!   so an outer page of 100 records cannot nest a list, and one of 50 can. The limit is
+//!   unchanged by the graph.
 
 pub mod args;
 pub mod balances;

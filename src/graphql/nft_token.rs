@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::collection::NftCollection;
-use super::connection::{page_cost, Connection};
+use super::connection::{nested_page_cost, Connection};
 use super::enums::{format_id, ContractType, Order};
 use super::error::GqlError;
 use super::linked::Linked;
@@ -154,7 +154,7 @@ impl NftToken {
     /// Who holds the token now (an ERC1155 token may have many holders), ordered by owner.
     /// `SYNCED` once the collection's whole history is indexed; before, the first request
     /// schedules it, and only holdings partial history cannot have made up are shown.
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
     async fn owners(
         &self,
         ctx: &Context<'_>,
@@ -179,7 +179,7 @@ impl NftToken {
     /// block, log index, then position in a batch. `SYNCED` once the collection's whole
     /// history is indexed (or when `fromBlock` is at or after the live start block).
     #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
     async fn transfers(
         &self,
         ctx: &Context<'_>,

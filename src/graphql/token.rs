@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::connection::{page_cost, Connection};
+use super::connection::{nested_page_cost, Connection};
 use super::enums::Order;
 use super::error::GqlError;
 use super::loaders::{selects, ContractKey, Keys, Primed, Related};
@@ -107,7 +107,7 @@ impl Token {
     /// `SYNCED` once the token's whole history is indexed (or when `fromBlock` is at or after
     /// the live start block).
     #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
     async fn transfers(
         &self,
         ctx: &Context<'_>,
