@@ -580,3 +580,56 @@ async fn a_bad_argument_deep_in_the_graph_is_a_400() {
     assert_eq!(status, axum::http::StatusCode::BAD_REQUEST, "{body}");
     assert!(body["data"].is_null(), "{body}");
 }
+
+/// Every example tab of the playground (`playground/index.html`) runs on the demo data without
+/// an error, and each of its lists has records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_playground_examples_run_on_the_demo_data() {
+    let env = setup().await;
+    let html = include_str!("../playground/index.html");
+    let block = |from: usize, open: &str| -> Option<(usize, String)> {
+        let start = from + html[from..].find(open)? + open.len();
+        let end = start + html[start..].find("</script>")?;
+        Some((end, html[start..end].to_string()))
+    };
+    let (mut at, mut examples) = (0, 0);
+    while let Some((end, query)) = block(
+        at,
+        "<script type=\"application/graphql\" class=\"example-query\">",
+    ) {
+        let (next, vars) = block(
+            end,
+            "<script type=\"application/json\" class=\"example-variables\">",
+        )
+        .unwrap_or_else(|| panic!("no variables after {query}"));
+        let vars: Value = serde_json::from_str(&vars).unwrap_or_else(|e| panic!("{e}: {vars}"));
+        let data = env.data(&query, vars).await;
+        let mut lists = Vec::new();
+        collect_lists(&data, &mut lists);
+        assert!(!lists.is_empty(), "no list in the answer to {query}");
+        for (path, n) in lists {
+            assert!(n > 0, "{path} is empty in the answer to\n{query}\n{data:#}");
+        }
+        (at, examples) = (next, examples + 1);
+    }
+    assert_eq!(examples, 5, "the playground's example tabs");
+}
+
+/// Every `edges` list in `v`: (its path, its length), outer lists first; of the lists nested in
+/// records, the first record's.
+fn collect_lists(v: &Value, out: &mut Vec<(String, usize)>) {
+    fn go(v: &Value, path: String, out: &mut Vec<(String, usize)>) {
+        let Value::Object(m) = v else {
+            return;
+        };
+        for (k, x) in m {
+            if k == "edges" {
+                out.push((path.clone(), x.as_array().map_or(0, Vec::len)));
+                go(&x[0], format!("{path}.{k}"), out);
+            } else {
+                go(x, format!("{path}.{k}"), out);
+            }
+        }
+    }
+    go(v, String::new(), out);
+}
