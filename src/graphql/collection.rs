@@ -110,7 +110,9 @@ impl NftCollection {
     }
 
     /// The collection's tokens that someone holds, by token id, each with its holder (when
-    /// one) and the amount held. `SYNCED` once the collection's whole history is indexed.
+    /// one) and the amount held. `SYNCED` once the collection's whole history is indexed;
+    /// before, the first request schedules it, and only tokens partial history cannot have
+    /// made up are shown.
     #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
     async fn nfts(
         &self,

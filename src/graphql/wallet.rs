@@ -129,9 +129,11 @@ impl Wallet {
         transfer::resolve(ctx, service, q, after).await
     }
 
-    /// The wallet's non-zero ERC20 balances, from its whole transfer history (a rebasing
-    /// token's balance drifts from its contract's `balanceOf`), by token address. `SYNCED`
-    /// once the wallet's whole history is indexed.
+    /// The wallet's non-zero ERC20 balances, summed exactly from its whole transfer history
+    /// (a rebasing token's balance drifts from its contract's `balanceOf`), by token address.
+    /// `SYNCED` once the wallet's whole history is indexed (or, with `tokenAddresses`, every
+    /// named token's); before, the first request schedules it, and only the balances of
+    /// tokens whose own history is complete are shown.
     #[graphql(complexity = "page_cost(first, child_complexity)")]
     async fn token_balances(
         &self,
