@@ -154,10 +154,10 @@ enum Command {
         )]
         cors_origins: Vec<String>,
         /// Requests per second per API key, for keys without their own limit; 0: unlimited.
-        #[arg(long, env = "TOKENQL_RATE_LIMIT", default_value_t = tokenql::ops::RateDefaults::SERVE.per_sec)]
+        #[arg(long, env = "TOKENQL_RATE_LIMIT", default_value_t = tokenql::app::RateDefaults::SERVE.per_sec)]
         rate_limit: u32,
         /// Burst (bucket size) per API key, for keys without their own.
-        #[arg(long, env = "TOKENQL_RATE_BURST", default_value_t = tokenql::ops::RateDefaults::SERVE.burst,
+        #[arg(long, env = "TOKENQL_RATE_BURST", default_value_t = tokenql::app::RateDefaults::SERVE.burst,
               value_parser = clap::value_parser!(u32).range(1..))]
         rate_burst: u32,
         /// Where rate-limit buckets live: `local` (this process; each process limits on its
@@ -174,7 +174,7 @@ enum Command {
         rate_limit_store_timeout_ms: u64,
         /// Seconds a verified API key is trusted without asking the database; 0: ask every
         /// time. Revoking a key or changing its limit takes effect within this time.
-        #[arg(long, env = "TOKENQL_KEY_CACHE_TTL", default_value_t = tokenql::ops::DEFAULT_KEY_CACHE_TTL.as_secs())]
+        #[arg(long, env = "TOKENQL_KEY_CACHE_TTL", default_value_t = tokenql::app::DEFAULT_KEY_CACHE_TTL.as_secs())]
         key_cache_ttl: u64,
         #[command(flatten)]
         indexer: Box<IndexerArgs>,
@@ -227,12 +227,12 @@ impl RateArgs {
 
 /// `--rate-limit-store`: `local`, or the Redis server shared by every API process.
 #[derive(Debug, Clone)]
-struct RateStore(Option<tokenql::ops::redis::RedisUrl>);
+struct RateStore(Option<tokenql::app::redis::RedisUrl>);
 
 fn parse_rate_store(s: &str) -> Result<RateStore, String> {
     match s.trim() {
         "local" => Ok(RateStore(None)),
-        url => tokenql::ops::redis::RedisUrl::parse(url)
+        url => tokenql::app::redis::RedisUrl::parse(url)
             .map(|u| RateStore(Some(u)))
             .map_err(|e| format!("{e}; or `local`")),
     }
@@ -422,10 +422,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             let indexer_config = indexer.config().map_err(anyhow::Error::msg)?;
             let offchain_config = offchain.config().map_err(anyhow::Error::msg)?;
-            let options = tokenql::ops::ServerOptions {
-                cors: tokenql::ops::CorsOrigins::parse(&cors_origins)
+            let options = tokenql::app::ServerOptions {
+                cors: tokenql::app::CorsOrigins::parse(&cors_origins)
                     .map_err(anyhow::Error::msg)?,
-                rate_defaults: tokenql::ops::RateDefaults {
+                rate_defaults: tokenql::app::RateDefaults {
                     per_sec: rate_limit,
                     burst: rate_burst,
                 },
