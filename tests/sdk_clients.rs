@@ -14,9 +14,17 @@
 //! - the SDK's typed records (`response.result`, which runs its validation) kept every value;
 //! - what the SDK sent: the version prefix, hex chain ids, `name[]=` arrays, `x-api-key`.
 //!
-//! The SDKs are installed by `scripts/test` (`npm ci` in each `tests/clients/moralis-*`).
+//! The SDKs are installed by `scripts/test` (`npm ci` in each `tests/clients/moralis-2.*`).
+//!
+//! The official Python SDK (`moralis` 0.1.49 from PyPI) is driven the same way by
+//! `tests/clients/moralis-py/run.py` from [`python`], and its walks are checked against the
+//! independent decoding of the sample ([`want`], built on `common::truth`), record for record.
 
 mod common;
+#[path = "sdk_clients/python.rs"]
+mod python;
+#[path = "sdk_clients/want.rs"]
+mod want;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -91,20 +99,29 @@ fn clip(s: &str) -> &str {
     s.char_indices().nth(4000).map_or(s, |(i, _)| &s[..i])
 }
 
-/// Runs `tests/clients/<client>/run.js` against `base_url` with `input` (`{"apiKey", "calls"}`)
-/// on its stdin and returns its JSON report.
+/// Runs `tests/clients/<client>/run.js` (or `run.py` for the Python SDK, `moralis-py`) against
+/// `base_url` with `input` (`{"apiKey", "calls"}`) on its stdin and returns its JSON report.
 fn run_sdk(client: &str, base_url: &str, input: &Value) -> Value {
     let root = repo_root();
     let dir = root.join("tests/clients").join(client);
-    let installed = dir.join("node_modules/moralis/package.json");
-    assert!(
-        installed.is_file(),
-        "{} is missing: the SDK tests need the real npm packages. Run scripts/test, which \
-         installs them (or: npm ci --prefix tests/clients/{client}).",
-        installed.display()
-    );
-    let mut child = match Command::new("node")
-        .arg(dir.join("run.js"))
+    let mut command = if client == python::CLIENT {
+        let mut c = Command::new(python::interpreter());
+        c.arg(dir.join("run.py"));
+        c
+    } else {
+        let installed = dir.join("node_modules/moralis/package.json");
+        assert!(
+            installed.is_file(),
+            "{} is missing: the SDK tests need the real npm packages. Run scripts/test, which \
+             installs them (or: npm ci --prefix tests/clients/{client}).",
+            installed.display()
+        );
+        let mut c = Command::new("node");
+        c.arg(dir.join("run.js"));
+        c
+    };
+    let program = command.get_program().to_string_lossy().into_owned();
+    let mut child = match command
         .arg(base_url)
         .current_dir(&root)
         .stdin(Stdio::piped())
@@ -114,17 +131,17 @@ fn run_sdk(client: &str, base_url: &str, input: &Value) -> Value {
     {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-            "`node` is not on PATH: the SDK tests run the real Moralis npm packages; install \
-             Node.js, then run scripts/test, which installs them"
+            "`{program}` not found: the SDK tests run the real Moralis SDKs (Node.js for the npm \
+             packages, the virtualenv of the Python SDK); run scripts/test, which installs them"
         ),
-        Err(e) => panic!("cannot start node: {e}"),
+        Err(e) => panic!("cannot start {program}: {e}"),
     };
     child
         .stdin
         .take()
         .expect("piped stdin")
         .write_all(input.to_string().as_bytes())
-        .expect("cannot write the calls to node");
+        .expect("cannot write the calls to the SDK runner");
     // The pipes are read on their own threads so a chatty child never blocks on a full pipe.
     let read = |mut r: Box<dyn std::io::Read + Send>| {
         std::thread::spawn(move || {
@@ -143,7 +160,7 @@ fn run_sdk(client: &str, base_url: &str, input: &Value) -> Value {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{client}: node did not finish within {NODE_TIMEOUT:?}");
+            panic!("{client}: the SDK runner did not finish within {NODE_TIMEOUT:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -151,7 +168,10 @@ fn run_sdk(client: &str, base_url: &str, input: &Value) -> Value {
         out.join().expect("stdout reader"),
         err.join().expect("stderr reader"),
     );
-    assert!(status.success(), "{client}: node failed ({status}):\n{err}");
+    assert!(
+        status.success(),
+        "{client}: the SDK runner failed ({status}):\n{err}"
+    );
     serde_json::from_str(&out).unwrap_or_else(|e| {
         panic!(
             "{client}: output is not JSON ({e}):\n{}\nstderr:\n{err}",
