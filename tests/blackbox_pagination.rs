@@ -15,7 +15,9 @@ crate::backend_tests!(
     v2_2_transfer_routes,
     v2_2_nft_transfer_routes,
     v2_2_owner_routes,
-    v2_2_collections_route
+    v2_2_collections_route,
+    v2_2_balances_route,
+    v2_2_collection_nfts_route
 );
 
 /// The identity of an NFT record: (contract, token id).
@@ -1171,6 +1173,285 @@ async fn v2_2_collections_route(backend: Backend) {
             format!("/api/v2.2/{w}/nft/collections?cursor=x.y"),
             "cursor",
         ),
+    ] {
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 400, "{uri}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&format!("{name}:"))),
+            "{uri}: the message should name {name}: {body}"
+        );
+    }
+    app.cleanup().await;
+}
+
+/// A wallet's ERC20 balances computed from the demo's transfers, independently: received minus
+/// sent per contract, in blocks up to `to_block`, zero and negative sums left out (a sample of
+/// mainnet starts with balances it does not show), by contract address.
+fn balances_of(
+    truth: &Truth,
+    wallet: &str,
+    to_block: u64,
+) -> std::collections::BTreeMap<String, alloy::primitives::U256> {
+    use alloy::primitives::{U256, U512};
+    let mut sums: std::collections::BTreeMap<String, (U512, U512)> = Default::default();
+    for t in truth
+        .transfers
+        .iter()
+        .filter(|t| t.block_number <= to_block)
+    {
+        let v = U512::from(U256::from_str_radix(&t.value, 10).expect("a decimal value"));
+        let e = sums.entry(t.contract.clone()).or_default();
+        if t.to == wallet {
+            e.0 += v;
+        }
+        if t.from == wallet {
+            e.1 += v;
+        }
+    }
+    sums.into_iter()
+        .filter(|(_, (got, sent))| got > sent)
+        .map(|(c, (got, sent))| (c, U256::from(got - sent)))
+        .collect()
+}
+
+/// `GET /{address}/erc20` against balances summed in the test: every non-zero balance once, by
+/// token address, exact; `to_block`, `token_addresses`, `exclude_spam` (default `true`); the
+/// `X-Sync-Status` header; errors.
+async fn v2_2_balances_route(backend: Backend) {
+    let truth = Truth::demo();
+    let app = common::spawn(backend).await;
+    app.load_demo().await;
+    let busiest = truth.busiest_wallets();
+    let mut checked = 0;
+    for (w, _) in busiest.iter().take(4) {
+        let want = balances_of(&truth, w, u64::MAX);
+        let (status, headers, body) = app
+            .get_rest(&format!("/api/v2.2/{w}/erc20?exclude_spam=false"))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            headers.get("x-sync-status").and_then(|v| v.to_str().ok()),
+            Some("SYNCED"),
+            "{w}: the status header"
+        );
+        let records = body
+            .as_array()
+            .cloned()
+            .expect("a bare array, as v2.2 answers");
+        let got: Vec<(String, String)> = records
+            .iter()
+            .map(|r| {
+                (
+                    text(&r["token_address"]).unwrap_or_default(),
+                    text(&r["balance"]).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, String)> = want
+            .iter()
+            .map(|(c, v)| (c.clone(), v.to_string()))
+            .collect();
+        assert_eq!(got, expected, "{w}'s balances: order or amounts");
+        checked += expected.len();
+        for r in &records {
+            let meta = truth
+                .meta
+                .get(r["token_address"].as_str().unwrap_or_default());
+            if let Some(d) = meta.and_then(|m| m.decimals) {
+                assert_eq!(r["decimals"], json!(d), "{r}");
+            }
+            assert!(r["logo"].is_null() && r["thumbnail"].is_null(), "{r}");
+            assert!(r["possible_spam"].is_boolean() && r["verified_contract"].is_boolean());
+        }
+        // The default leaves out exactly the tokens marked possible spam.
+        let (_, _, default) = app.get_rest(&format!("/api/v2.2/{w}/erc20")).await;
+        let kept: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["possible_spam"] != true)
+            .collect();
+        let got: Vec<&Value> = default.as_array().into_iter().flatten().collect();
+        assert_eq!(got, kept, "{w}: exclude_spam defaults to true");
+    }
+    assert!(
+        checked > 4,
+        "the busiest wallets hold several tokens: {checked}"
+    );
+
+    // A balance in the past, and of named tokens only.
+    let (w, _) = &busiest[0];
+    let mut blocks: Vec<u64> = truth
+        .transfers_of(&[w])
+        .iter()
+        .map(|t| t.block_number)
+        .collect();
+    blocks.sort();
+    let mid = blocks[blocks.len() / 2];
+    let want = balances_of(&truth, w, mid);
+    let (status, _, body) = app
+        .get_rest(&format!(
+            "/api/v2.2/{w}/erc20?to_block={mid}&exclude_spam=false"
+        ))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let got: Vec<(String, String)> = body
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                text(&r["token_address"]).unwrap_or_default(),
+                text(&r["balance"]).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = want
+        .iter()
+        .map(|(c, v)| (c.clone(), v.to_string()))
+        .collect();
+    assert_eq!(got, expected, "{w}'s balances at block {mid}");
+    let named: Vec<String> = balances_of(&truth, w, u64::MAX)
+        .into_keys()
+        .take(2)
+        .collect();
+    let (status, _, body) = app
+        .get_rest(&format!(
+            "/api/v2.2/{w}/erc20?exclude_spam=false&token_addresses[]={}&token_addresses[]={}",
+            named[0].to_uppercase().replace("0X", "0x"),
+            named.get(1).unwrap_or(&named[0])
+        ))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let got: Vec<String> = body
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| text(&r["token_address"]))
+        .collect();
+    let mut want: Vec<String> = named.clone();
+    want.dedup();
+    assert_eq!(got, want, "token_addresses");
+
+    for (uri, name) in [
+        (format!("/api/v2.2/{w}/erc20?to_block=-1"), "to_block"),
+        (
+            format!("/api/v2.2/{w}/erc20?exclude_spam=maybe"),
+            "exclude_spam",
+        ),
+        (format!("/api/v2.2/{w}/erc20?chain="), "chain"),
+        (
+            format!("/api/v2.2/{w}/erc20?token_addresses=0x12"),
+            "token_addresses",
+        ),
+        ("/api/v2.2/0x12/erc20".to_string(), "address"),
+    ] {
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 400, "{uri}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&format!("{name}:"))),
+            "{uri}: the message should name {name}: {body}"
+        );
+    }
+    app.cleanup().await;
+}
+
+/// `GET /nft/{address}` against the demo's holdings grouped per token in the test: one record
+/// per token id, by token id, the holder when there is one, the amount over all holders (an
+/// ERC1155 id with several holders), hex ids, errors.
+async fn v2_2_collection_nfts_route(backend: Backend) {
+    use alloy::primitives::U256;
+    let truth = Truth::demo();
+    let app = common::spawn(backend).await;
+    app.load_demo().await;
+    // Per (contract, token id): holders and the amount held over all of them.
+    let mut tokens: std::collections::BTreeMap<(String, String), (Vec<&Nft>, U256)> =
+        Default::default();
+    for n in truth.nfts.values().flatten() {
+        let e = tokens
+            .entry((n.contract.clone(), n.token_id_hex.clone()))
+            .or_default();
+        e.0.push(n);
+        e.1 += U256::from_str_radix(&n.amount, 10).expect("a decimal amount");
+    }
+    let of = |c: &str| -> Vec<(String, Option<String>, String)> {
+        tokens
+            .iter()
+            .filter(|((tc, _), _)| tc == c)
+            .map(|(_, (holders, amount))| {
+                let owner = (holders.len() == 1).then(|| holders[0].owner.clone());
+                (holders[0].token_id.clone(), owner, amount.to_string())
+            })
+            .collect()
+    };
+    let mut ids_per: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (c, _) in tokens.keys() {
+        *ids_per.entry(c).or_default() += 1;
+    }
+    // A collection with a token held by several wallets, if the demo has one (the anvil
+    // scenario of tests/history_on_demand.rs has ERC1155 ids held by several).
+    let shared = tokens
+        .iter()
+        .filter(|(_, (h, _))| h.len() > 1)
+        .map(|((c, _), _)| c.clone())
+        .next();
+    let biggest = ids_per
+        .iter()
+        .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))
+        .map(|(c, _)| c.to_string())
+        .expect("collections");
+    assert!(
+        ids_per[biggest.as_str()] > 7,
+        "the biggest collection spans pages of 7"
+    );
+    for c in std::iter::once(biggest).chain(shared) {
+        let want = of(&c);
+        let pages = app
+            .walk_rest(&format!("/api/v2.2/nft/{c}?limit=7"), 7)
+            .await;
+        assert_eq!(pages.len(), want.len().div_ceil(7), "pages of {c}'s NFTs");
+        for p in &pages {
+            assert_eq!(p.body["status"], "SYNCED", "{}", p.body);
+        }
+        let records: Vec<Value> = pages.iter().flat_map(|p| p.records.clone()).collect();
+        let got: Vec<(String, Option<String>, String)> = records
+            .iter()
+            .map(|r| {
+                (
+                    text(&r["token_id"]).unwrap_or_default(),
+                    r["owner_of"].as_str().map(str::to_string),
+                    text(&r["amount"]).unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{c}'s NFTs: order, holders or amounts");
+        assert!(
+            records.iter().all(|r| r["token_address"] == c.as_str()),
+            "token_address"
+        );
+    }
+
+    // Hex ids, and errors.
+    let (c, _) = tokens.keys().next().expect("a token");
+    let (status, _, body) = app.get_rest(&format!("/api/v2.2/nft/{c}?format=hex")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body["result"].as_array().is_some_and(|r| !r.is_empty()
+            && r.iter()
+                .all(|x| x["token_id"].as_str().is_some_and(|t| t.starts_with("0x")))),
+        "format=hex: {body}"
+    );
+    for (uri, name) in [
+        (format!("/api/v2.2/nft/{c}?limit=0"), "limit"),
+        (format!("/api/v2.2/nft/{c}?format=octal"), "format"),
+        (
+            format!("/api/v2.2/nft/{c}?normalizeMetadata="),
+            "normalizeMetadata",
+        ),
+        ("/api/v2.2/nft/0x12".to_string(), "address"),
+        (format!("/api/v2.2/nft/{c}?cursor=nope"), "cursor"),
     ] {
         let (status, _, body) = app.get_rest(&uri).await;
         assert_eq!(status, 400, "{uri}: {body}");

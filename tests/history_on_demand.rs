@@ -626,6 +626,28 @@ impl Truth {
                         .map(move |((cc, id), a)| (format!("{cc}/{id}/{owner}"), a.clone()))
                 })
                 .collect(),
+            Q::Balances(w) => self.balances(w),
+            Q::ContractNfts(c) => {
+                let mut tokens: BTreeMap<String, (Vec<String>, U256)> = BTreeMap::new();
+                for (owner, held) in &self.nfts {
+                    for ((cc, id), a) in held.iter().filter(|((cc, _), _)| cc == c) {
+                        let e = tokens.entry(format!("{cc}/{id}")).or_default();
+                        e.0.push(owner.clone());
+                        e.1 += U256::from_str_radix(a, 10).expect("a decimal amount");
+                    }
+                }
+                tokens
+                    .into_iter()
+                    .map(|(k, (owners, amount))| {
+                        let owner = if owners.len() == 1 {
+                            owners[0].clone()
+                        } else {
+                            "-".into()
+                        };
+                        (k, format!("{owner} {amount}"))
+                    })
+                    .collect()
+            }
             Q::Collections(w) => {
                 let mut counts: Records = Records::new();
                 for (cc, _) in self.nfts.get(w).into_iter().flat_map(|m| m.keys()) {
@@ -635,6 +657,25 @@ impl Truth {
                 counts
             }
         }
+    }
+
+    /// A wallet's non-zero ERC20 balances: received minus sent, per contract.
+    fn balances(&self, w: &str) -> Records {
+        let mut sums: BTreeMap<String, (U256, U256)> = BTreeMap::new();
+        for t in self.erc20.values() {
+            let v = U256::from_str_radix(&t.value, 10).expect("a decimal value");
+            let e = sums.entry(t.contract.clone()).or_default();
+            if t.to == w {
+                e.0 += v;
+            }
+            if t.from == w {
+                e.1 += v;
+            }
+        }
+        sums.into_iter()
+            .filter(|(_, (got, sent))| got > sent)
+            .map(|(c, (got, sent))| (c, (got - sent).to_string()))
+            .collect()
     }
 
     fn transfers(&self, keep: impl Fn(&Erc20) -> bool) -> Records {
@@ -731,6 +772,10 @@ enum Q {
     Owners(String),
     /// A wallet's collections and token counts over `/{address}/nft/collections` (REST only).
     Collections(String),
+    /// A wallet's ERC20 balances over `/{address}/erc20` (REST only; status in a header).
+    Balances(String),
+    /// A collection's held tokens over `/nft/{address}` (REST only).
+    ContractNfts(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -756,7 +801,7 @@ impl Api {
         }
     }
 
-    async fn get(&self, path: &str) -> Value {
+    async fn get_with_headers(&self, path: &str) -> (reqwest::header::HeaderMap, Value) {
         let r = self
             .client
             .get(format!("{}{path}", self.base))
@@ -765,9 +810,12 @@ impl Api {
             .await
             .unwrap_or_else(|e| panic!("GET {path}: {e}"));
         let code = r.status().as_u16();
+        let headers = r.headers().clone();
         let text = r.text().await.expect("body");
         assert_eq!(code, 200, "GET {path}: {text}");
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
+        let body =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"));
+        (headers, body)
     }
 
     async fn gql(&self, query: &str) -> Value {
@@ -828,6 +876,8 @@ fn rest_path(q: &Q) -> String {
             return format!("/api/v2.2/erc20/{c}/transfers?chain=eth&limit=100&order=ASC")
         }
         Q::Owners(c) => return format!("/api/v2.2/nft/{c}/owners?chain=eth&limit=100"),
+        Q::Balances(w) => return format!("/api/v2.2/{w}/erc20?chain=eth&exclude_spam=false"),
+        Q::ContractNfts(c) => return format!("/api/v2.2/nft/{c}?chain=eth&limit=100"),
         Q::Collections(w) => {
             return format!("/api/v2.2/{w}/nft/collections?chain=eth&limit=100&token_counts=true")
         }
@@ -848,7 +898,12 @@ fn gql_query(q: &Q, after: Option<&str>) -> String {
     let after = after.map_or(String::new(), |c| format!(", after: {}", gql_str(c)));
     let page = "status pageInfo { hasNextPage endCursor }";
     match q {
-        Q::V22WalletTransfers(_) | Q::V22TokenTransfers(_) | Q::Owners(_) | Q::Collections(_) => {
+        Q::V22WalletTransfers(_)
+        | Q::V22TokenTransfers(_)
+        | Q::Owners(_)
+        | Q::Collections(_)
+        | Q::Balances(_)
+        | Q::ContractNfts(_) => {
             panic!("{q:?} is a REST question")
         }
         Q::Nfts(w) => format!(
@@ -878,6 +933,14 @@ fn gql_query(q: &Q, after: Option<&str>) -> String {
     }
 }
 
+/// The `X-Sync-Status` header of a route that answers a bare array, as a JSON string.
+fn header_status(headers: &reqwest::header::HeaderMap) -> Value {
+    json!(headers
+        .get("x-sync-status")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default())
+}
+
 fn lower(v: &Value) -> String {
     text(v).unwrap_or_default().to_lowercase()
 }
@@ -900,6 +963,19 @@ fn record(what: &str, q: &Q, via: Via, r: &Value) -> (String, String) {
                     f("owner_of", "")
                 ),
                 f("amount", ""),
+            )
+        }
+        Q::Balances(_) => (f("token_address", ""), f("balance", "")),
+        Q::ContractNfts(c) => {
+            assert_eq!(
+                &f("token_address", ""),
+                c,
+                "{what}: another collection: {r}"
+            );
+            let owner = r["owner_of"].as_str().map_or("-".into(), str::to_lowercase);
+            (
+                format!("{c}/{}", f("token_id", "")),
+                format!("{owner} {}", f("amount", "")),
             )
         }
         // A SYNCING answer writes no count (`null`): "*", which `check` takes as unknown.
@@ -987,16 +1063,25 @@ async fn ask(api: &Api, q: &Q, via: Via) -> Answer {
                     None => rest_path(q),
                     Some(c) => format!("{}&cursor={}", rest_path(q), common::enc(c)),
                 };
-                let body = api.get(&path).await;
-                let next = body["cursor"]
-                    .as_str()
-                    .filter(|c| !c.is_empty())
-                    .map(str::to_string);
-                let records = body["result"]
-                    .as_array()
-                    .unwrap_or_else(|| panic!("{what}: result is not an array: {body}"))
-                    .clone();
-                (body["status"].clone(), records, next)
+                let (headers, body) = api.get_with_headers(&path).await;
+                if matches!(q, Q::Balances(_)) {
+                    // Not paged: a bare array, the status in a header.
+                    let records = body
+                        .as_array()
+                        .unwrap_or_else(|| panic!("{what}: not an array: {body}"))
+                        .clone();
+                    (header_status(&headers), records, None)
+                } else {
+                    let next = body["cursor"]
+                        .as_str()
+                        .filter(|c| !c.is_empty())
+                        .map(str::to_string);
+                    let records = body["result"]
+                        .as_array()
+                        .unwrap_or_else(|| panic!("{what}: result is not an array: {body}"))
+                        .clone();
+                    (body["status"].clone(), records, next)
+                }
             }
             Via::Gql => {
                 let data = api.gql(&gql_query(q, cursor.as_deref())).await;
@@ -1036,7 +1121,13 @@ async fn ask(api: &Api, q: &Q, via: Via) -> Answer {
 /// The status of the first page only.
 async fn first_status(api: &Api, q: &Q, via: Via) -> String {
     let s = match via {
-        Via::Rest => api.get(&rest_path(q)).await["status"].clone(),
+        Via::Rest => {
+            let (headers, body) = api.get_with_headers(&rest_path(q)).await;
+            match q {
+                Q::Balances(_) => header_status(&headers),
+                _ => body["status"].clone(),
+            }
+        }
         Via::Gql => api.gql(&gql_query(q, None)).await["c"]["status"].clone(),
     };
     let s = s.as_str().unwrap_or_default().to_string();
@@ -1533,12 +1624,14 @@ async fn every_synced_answer_holds_the_whole_history(backend: Backend) {
     for w in &wallets {
         qs.push((Q::V22WalletTransfers(w.clone()), Via::Rest));
         qs.push((Q::Collections(w.clone()), Via::Rest));
+        qs.push((Q::Balances(w.clone()), Via::Rest));
     }
     for c in &contracts {
         qs.push((Q::V22TokenTransfers(c.clone()), Via::Rest));
     }
     for c in [&s.nft, &s.multi] {
         qs.push((Q::Owners(c.clone()), Via::Rest));
+        qs.push((Q::ContractNfts(c.clone()), Via::Rest));
     }
 
     // The busiest wallet's history is held at the proxy, with the histories of one ERC20 and
@@ -1603,11 +1696,13 @@ async fn every_synced_answer_holds_the_whole_history(backend: Backend) {
     wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
     let truth = Truth::read(&chain).await;
     let held_q = |q: &Q| match q {
-        Q::Nfts(w) | Q::WalletTransfers(w) | Q::V22WalletTransfers(w) | Q::Collections(w) => {
-            *w == busy0
-        }
+        Q::Nfts(w)
+        | Q::WalletTransfers(w)
+        | Q::V22WalletTransfers(w)
+        | Q::Collections(w)
+        | Q::Balances(w) => *w == busy0,
         Q::ContractTransfers(c) | Q::V22TokenTransfers(c) => *c == held_token,
-        Q::CollectionNfts(..) | Q::Owners(_) => true,
+        Q::CollectionNfts(..) | Q::Owners(_) | Q::ContractNfts(_) => true,
         _ => false,
     };
     tracker

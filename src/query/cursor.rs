@@ -29,6 +29,12 @@ pub enum CursorKind {
     /// A wallet's collections.
     #[serde(rename = "collections")]
     Collections,
+    /// A wallet's ERC20 balances.
+    #[serde(rename = "balances")]
+    Balances,
+    /// A collection's NFTs.
+    #[serde(rename = "cnfts")]
+    CollectionNfts,
 }
 
 /// The decoded content of a cursor.

@@ -12,6 +12,8 @@
 //! - [`QueryService::media`]: preview media of a page's tokens (queues unknown images for the
 //!   media worker; never waits on a fetch).
 
+mod balances;
+mod collection_nfts;
 mod collections;
 mod columns;
 mod cursor;

@@ -179,6 +179,50 @@ pub struct NftOwnersQuery {
     pub page_size: PageSize,
 }
 
+/// Filters of `token_balances`: a wallet's ERC20 balances, from its transfer history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenBalanceQuery {
+    pub chain: Chain,
+    pub owner: Address,
+    /// The balance after this block (inclusive); `None`: now.
+    pub to_block: Option<BlockNumber>,
+    /// Restrict to these tokens; empty means all.
+    pub token_addresses: AddressList,
+    pub exclude_spam: bool,
+    /// Records per page ([`crate::query::QueryService::token_balances`] only).
+    pub page_size: PageSize,
+}
+
+/// A wallet's non-zero balance of one ERC20 token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenBalance {
+    pub contract: Address,
+    pub balance: Uint256,
+}
+
+/// Filters of `collection_nfts`: the tokens of a collection that someone holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionNftsQuery {
+    pub chain: Chain,
+    pub contract: Address,
+    pub page_size: PageSize,
+}
+
+/// One token of a collection, with who holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionNft {
+    pub contract: Address,
+    pub token_id: Uint256,
+    /// `ERC721` or `ERC1155`.
+    pub contract_type: String,
+    /// The holder, when exactly one wallet holds the token; `None` when several do.
+    pub owner: Option<Address>,
+    /// How many of the token are held, over all holders.
+    pub amount: Uint256,
+    /// The latest block at which a holder acquired it.
+    pub block_number: u64,
+}
+
 /// Filters of `nft_transfers`: a wallet's (sent or received) or a collection's NFT moves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NftTransferQuery {

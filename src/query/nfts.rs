@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use sea_orm::sea_query::{Expr, ExprTrait, Query};
+use sea_orm::sea_query::{Expr, ExprTrait, Query, SelectStatement};
 use sea_orm::{
     ColumnTrait, Condition, DbBackend, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
     QuerySelect,
@@ -77,28 +77,33 @@ impl NftQuery {
 
 /// Holdings of collections not marked possible spam.
 pub(super) fn not_spam(chain: Chain) -> Condition {
-    Condition::all().add(
-        H::ContractAddress.not_in_subquery(
-            Query::select()
-                .column(contract::Column::Address)
-                .from(contract::Entity)
-                .and_where(contract::Column::ChainId.eq(chain.db_id()))
-                .and_where(contract::Column::PossibleSpam.eq(true))
-                .to_owned(),
-        ),
-    )
+    Condition::all().add(H::ContractAddress.not_in_subquery(spam_contracts(chain)))
 }
 
-/// The holdings that partial history cannot have made up (see [`NftQuery::certain`]).
-pub(super) fn certain_holdings(chain: Chain, start_block: Option<u64>) -> Condition {
-    let complete_contracts = Query::select()
+/// The addresses of the chain's contracts whose whole history is stored.
+pub(super) fn complete_contracts(chain: Chain) -> SelectStatement {
+    Query::select()
         .column(scope_sync::Column::Address)
         .from(scope_sync::Entity)
         .and_where(scope_sync::Column::ChainId.eq(chain.db_id()))
         .and_where(scope_sync::Column::Scope.eq(ScopeKind::Contract.as_str()))
         .and_where(scope_sync::Column::State.eq(ScopeState::Synced.as_str()))
-        .to_owned();
-    let mut c = Condition::any().add(H::ContractAddress.in_subquery(complete_contracts));
+        .to_owned()
+}
+
+/// The contracts of the chain marked possible spam.
+pub(super) fn spam_contracts(chain: Chain) -> SelectStatement {
+    Query::select()
+        .column(contract::Column::Address)
+        .from(contract::Entity)
+        .and_where(contract::Column::ChainId.eq(chain.db_id()))
+        .and_where(contract::Column::PossibleSpam.eq(true))
+        .to_owned()
+}
+
+/// The holdings that partial history cannot have made up (see [`NftQuery::certain`]).
+pub(super) fn certain_holdings(chain: Chain, start_block: Option<u64>) -> Condition {
+    let mut c = Condition::any().add(H::ContractAddress.in_subquery(complete_contracts(chain)));
     if let Some(start) = start_block {
         c = c.add(
             Condition::all()

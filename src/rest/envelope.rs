@@ -100,6 +100,11 @@ paged_envelope!(
     nftTransferCollection
 );
 paged_envelope!(
+    /// `GET /nft/{address}`: a page of a collection's tokens.
+    CollectionNfts,
+    nftCollection
+);
+paged_envelope!(
     /// `GET /{address}/nft/collections`.
     WalletCollections,
     nftWalletCollections

@@ -12,6 +12,8 @@
 //! - `GET /nft/{address}/owners` and `GET /nft/{address}/{token_id}/owners` ([`owners`]): who
 //!   holds a collection's tokens, or one token (v2.2).
 //! - `GET /{address}/nft/collections` ([`collections`]): the collections a wallet holds (v2.2).
+//! - `GET /{address}/erc20` ([`balances`]): a wallet's ERC20 balances (v2.2).
+//! - `GET /nft/{address}` ([`collection_nfts`]): the tokens of a collection someone holds (v2.2).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
 //! one place ([`params`]), call the query service once for the page and once per kind of
@@ -19,6 +21,8 @@
 //! [`ApiError`] whose module states the error policy. `server.rs` nests this router under
 //! `/api/v2` and `/api/v2.2` behind API-key auth; unknown routes fall through to its JSON 404.
 
+pub mod balances;
+pub mod collection_nfts;
 pub mod collections;
 pub mod envelope;
 pub mod error;
@@ -81,6 +85,14 @@ pub fn router() -> Router<AppState> {
         .route(
             "/nft/{address}/{token_id}/owners",
             get(owners::token_owners).fallback(method_not_allowed),
+        )
+        .route(
+            "/{address}/erc20",
+            get(balances::wallet_balances).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}",
+            get(collection_nfts::collection_nfts).fallback(method_not_allowed),
         )
         .route(
             "/{address}/nft/collections",

@@ -38,12 +38,13 @@ pub struct NftRecord {
     /// `ERC721` or `ERC1155`.
     #[schema(value_type = ContractTypeSchema)]
     pub contract_type: String,
-    /// The owner, lowercase.
+    /// The owner, lowercase. Always set on a wallet's or an owner's record; on a collection's
+    /// record (`GET /nft/{address}`) `null` when several wallets hold the token.
     #[schema(
         pattern = "^0x[0-9a-f]{40}$",
         example = "0x430d5dde0cd48989737a95b4c46e1801a9a08531"
     )]
-    pub owner_of: String,
+    pub owner_of: Option<String>,
     /// The block at which the owner acquired it.
     #[schema(pattern = "^[0-9]+$", example = "19000000")]
     pub block_number: String,
@@ -128,7 +129,7 @@ impl NftRecord {
                 TokenIdFormat::Hex => h.token_id.to_hex(),
             },
             contract_type: h.contract_type.clone(),
-            owner_of: h.owner.to_string(),
+            owner_of: Some(h.owner.to_string()),
             block_number: h.block_number.to_string(),
             block_number_minted: token
                 .and_then(|t| t.block_number_minted)

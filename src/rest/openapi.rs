@@ -45,10 +45,10 @@ mod normalize;
 mod params;
 
 pub use params::{
-    attribute_value, AddressSchema, ChainList, CollectionNftTransferQueryParams,
-    CollectionsQueryParams, NftQueryParams, OwnersQueryParams, TokenIdFormatSchema,
-    TokenTransferQueryParams, TransferQueryParams, WalletNftTransferQueryParams,
-    WalletTransferQueryParams,
+    attribute_value, AddressSchema, BalanceQueryParams, ChainList,
+    CollectionNftTransferQueryParams, CollectionsQueryParams, NftQueryParams, OwnersQueryParams,
+    TokenIdFormatSchema, TokenTransferQueryParams, TransferQueryParams,
+    WalletNftTransferQueryParams, WalletTransferQueryParams,
 };
 
 /// The name of the security scheme of every operation.
@@ -101,6 +101,8 @@ and 503 our fault (a generic message; details only in the server log).";
         super::owners::collection_owners,
         super::owners::token_owners,
         super::collections::wallet_collections,
+        super::balances::wallet_balances,
+        super::collection_nfts::collection_nfts,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),

@@ -18,8 +18,8 @@
 use std::collections::HashMap;
 
 use crate::query::{
-    BlockRange, CursorError, DateRange, NftOwnersQuery, NftQuery, NftTransferQuery, TransferQuery,
-    WalletCollectionsQuery,
+    BlockRange, CollectionNftsQuery, CursorError, DateRange, NftOwnersQuery, NftQuery,
+    NftTransferQuery, TokenBalanceQuery, TransferQuery, WalletCollectionsQuery,
 };
 use crate::types::{
     parse_date, Address, AddressList, BlockNumber, Chain, DateBound, PageSize, ParseError,
@@ -312,6 +312,61 @@ impl OwnersParams {
             },
             cursor: p.cursor()?,
             shape: NftShape::parse(&p)?,
+        })
+    }
+}
+
+/// Everything `GET /nft/{address}` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionNftsParams {
+    /// The filters handed to the query service.
+    pub query: CollectionNftsQuery,
+    /// The cursor of the page to read; `None` for the first page.
+    pub cursor: Option<String>,
+    /// How the records are written.
+    pub shape: NftShape,
+}
+
+impl CollectionNftsParams {
+    /// Parses the path's collection `address` and the raw query string.
+    pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        Ok(Self {
+            query: CollectionNftsQuery {
+                chain: p.chain()?,
+                contract,
+                page_size: p.page_size()?,
+            },
+            cursor: p.cursor()?,
+            shape: NftShape::parse(&p)?,
+        })
+    }
+}
+
+/// Everything `GET /{address}/erc20` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BalanceParams {
+    /// The filters handed to the query service (its page size is unused: the route answers
+    /// every balance at once).
+    pub query: TokenBalanceQuery,
+}
+
+impl BalanceParams {
+    /// Parses the path's wallet `address` and the raw query string. `exclude_spam` defaults to
+    /// `true`, as in v2.2.
+    pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let owner = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        Ok(Self {
+            query: TokenBalanceQuery {
+                chain: p.chain()?,
+                owner,
+                to_block: p.block("to_block")?,
+                token_addresses: p.addresses("token_addresses")?,
+                exclude_spam: p.boolean("exclude_spam", true)?,
+                page_size: PageSize::default(),
+            },
         })
     }
 }

@@ -402,8 +402,9 @@ pub struct CollectionNftTransferQueryParams {
     cursor: String,
 }
 
-/// The query parameters of `GET /nft/{address}/owners` and `GET /nft/{address}/{token_id}/owners`,
-/// as [`crate::rest::params::OwnersParams::parse`] parses them.
+/// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`
+/// and `GET /nft/{address}`, as [`crate::rest::params::OwnersParams::parse`] and
+/// [`crate::rest::params::CollectionNftsParams::parse`] parse them.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)] // Describes the query string; never built.
@@ -455,4 +456,28 @@ pub struct CollectionsQueryParams {
     /// the query it came from: a tampered, foreign or malformed cursor is a 400.
     #[param(required = false, max_length = 4096)]
     cursor: String,
+}
+
+/// The query parameters of `GET /{address}/erc20`, as
+/// [`crate::rest::params::BalanceParams::parse`] parses them.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Describes the query string; never built.
+pub struct BalanceQueryParams {
+    /// The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). Default
+    /// `eth` (`0x1`). Any other value is a 400.
+    #[param(value_type = ChainList, required = false)]
+    chain: String,
+    /// The balances after this block (inclusive), a non-negative integer of at most
+    /// 9223372036854775807; default: now. Negative or not an integer: 400.
+    #[param(required = false, minimum = 0)]
+    to_block: i64,
+    /// Only these tokens. Repeated keys (`token_addresses=a&token_addresses=b`), brackets
+    /// (`token_addresses[]=a`), indexed (`token_addresses[0]=a`) and comma-separated forms all
+    /// work. Up to 100 addresses.
+    #[param(value_type = Vec<AddressSchema>, required = false, style = Form, explode, max_items = 100)]
+    token_addresses: Vec<String>,
+    /// `true` (the default, as in v2.2) leaves out tokens marked possible spam.
+    #[param(required = false, default = true)]
+    exclude_spam: bool,
 }

@@ -1,0 +1,267 @@
+//! What does this wallet hold of each ERC20 token? Balances summed from the wallet's transfer
+//! history: everything it received minus everything it sent, per token contract.
+//!
+//! A balance is exact only when every transfer of the wallet in that token is stored: the
+//! wallet's whole history (or the token's) is. Until then the answer is `SYNCING` and holds only
+//! the balances of tokens whose own history is complete. A token whose balances do not follow
+//! from its `Transfer` events (rebasing tokens, mints without an event) is counted as its
+//! events say; a sum that comes out negative is left out (and logged), never shown.
+
+use std::collections::BTreeMap;
+
+use alloy::primitives::U512;
+use sea_orm::{ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QuerySelect};
+
+use super::cursor::{query_digest, CursorKind};
+use super::nfts::{complete_contracts, spam_contracts};
+use super::status::Needs;
+use super::walk::Walk;
+use super::{Edge, Page, QueryError, QueryService, SyncStatus};
+use super::{TokenBalance, TokenBalanceQuery};
+use crate::entity::erc20_transfer;
+use crate::store::lists::padded;
+use crate::types::{Address, Scope, Uint256};
+
+use erc20_transfer::Column as T;
+
+/// One transfer as a balance needs it.
+#[derive(Debug, FromQueryResult)]
+struct Movement {
+    contract_address: String,
+    value: String,
+}
+
+impl TokenBalanceQuery {
+    fn digest(&self) -> String {
+        query_digest(&format!(
+            "balances|{}|{}|{}|{}|{}",
+            self.chain.id(),
+            self.owner,
+            self.to_block.map_or(String::new(), |b| b.0.to_string()),
+            self.token_addresses.db_strings().join(","),
+            self.exclude_spam
+        ))
+    }
+
+    /// The scopes the answer depends on: the wallet, or every named token.
+    fn needs(&self) -> Needs {
+        let wallet = vec![Scope::wallet(self.owner)];
+        let named: Vec<Scope> = self
+            .token_addresses
+            .iter()
+            .map(|&a| Scope::contract(a))
+            .collect();
+        let mut alternatives = vec![wallet.clone()];
+        if !named.is_empty() {
+            alternatives.push(named);
+        }
+        Needs {
+            alternatives,
+            schedule: wallet,
+            none: false,
+        }
+    }
+
+    /// Transfers of the named tokens, up to `to_block`, leaving out spam when asked, and only
+    /// of tokens whose whole history is stored when `certain_only`.
+    fn filter(&self, certain_only: bool) -> Condition {
+        let mut c = Condition::all().add(T::ChainId.eq(self.chain.db_id()));
+        if !self.token_addresses.is_empty() {
+            c = c.add(T::ContractAddress.is_in(padded(self.token_addresses.db_strings())));
+        }
+        if let Some(b) = self.to_block {
+            c = c.add(T::BlockNumber.lte(b.db()));
+        }
+        if self.exclude_spam {
+            c = c.add(T::ContractAddress.not_in_subquery(spam_contracts(self.chain)));
+        }
+        if certain_only {
+            c = c.add(T::ContractAddress.in_subquery(complete_contracts(self.chain)));
+        }
+        c
+    }
+}
+
+/// Received minus sent, per contract; wide enough that no sum of uint256 values overflows.
+#[derive(Default)]
+struct Ledger {
+    sums: BTreeMap<String, (U512, U512)>,
+}
+
+impl Ledger {
+    fn add(&mut self, rows: Vec<Movement>, incoming: bool) -> Result<(), QueryError> {
+        for m in rows {
+            let v = Uint256::from_db(&m.value).map_err(|e| QueryError::Corrupt(e.0))?;
+            let wide = U512::from(v.0);
+            let entry = self.sums.entry(m.contract_address).or_default();
+            if incoming {
+                entry.0 += wide;
+            } else {
+                entry.1 += wide;
+            }
+        }
+        Ok(())
+    }
+
+    /// Non-zero balances by contract address, ascending.
+    fn balances(self, owner: Address) -> Result<Vec<TokenBalance>, QueryError> {
+        let mut out = Vec::new();
+        for (contract, (got, sent)) in self.sums {
+            if got < sent {
+                tracing::warn!(%owner, %contract, "ERC20 transfers sum to a negative balance; left out");
+                continue;
+            }
+            let balance = got - sent;
+            if balance.is_zero() {
+                continue;
+            }
+            let bytes: [u8; 64] = balance.to_be_bytes();
+            let Some(low) = bytes[32..]
+                .try_into()
+                .ok()
+                .filter(|_| bytes[..32] == [0; 32])
+            else {
+                tracing::warn!(%owner, %contract, "ERC20 transfers sum past 2^256; left out");
+                continue;
+            };
+            let contract = Address::parse(&contract).map_err(|e| QueryError::Corrupt(e.0))?;
+            out.push(TokenBalance {
+                contract,
+                balance: Uint256::from_be_bytes(&low),
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl QueryService {
+    /// Every non-zero balance of the wallet, by token address, with the answer's status.
+    pub async fn all_token_balances(
+        &self,
+        q: &TokenBalanceQuery,
+    ) -> Result<(Vec<TokenBalance>, SyncStatus), QueryError> {
+        let needs = q.needs();
+        let (view, scope_rows) =
+            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs))?;
+        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        let balances = self.sum_balances(q, !done.complete).await?;
+        Ok((balances, done.status))
+    }
+
+    /// One page of the wallet's non-zero balances, by token address, after `after`.
+    pub async fn token_balances(
+        &self,
+        q: &TokenBalanceQuery,
+        after: Option<&str>,
+    ) -> Result<Page<TokenBalance>, QueryError> {
+        let walk = Walk::begin(self, CursorKind::Balances, q.digest(), after)?;
+        let position = match walk.position() {
+            None => None,
+            Some([contract]) => Some(contract.clone()),
+            Some(_) => return Err(super::CursorError::Invalid.into()),
+        };
+        let needs = q.needs();
+        let (view, scope_rows) =
+            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs))?;
+        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        let incomplete = walk.incomplete(done.complete);
+        let limit = q.page_size.get();
+        let rows: Vec<TokenBalance> = self
+            .sum_balances(q, incomplete)
+            .await?
+            .into_iter()
+            .filter(|b| {
+                position
+                    .as_ref()
+                    .is_none_or(|p| b.contract.to_string() > *p)
+            })
+            .take(limit as usize + 1)
+            .collect();
+        walk.finish(self, rows, limit, incomplete, done.status, |b| {
+            Ok(Edge {
+                key: vec![b.contract.to_string()],
+                node: b,
+            })
+        })
+    }
+
+    /// The wallet's balances summed from its stored transfers: two statements, received and
+    /// sent (each served by its own index).
+    async fn sum_balances(
+        &self,
+        q: &TokenBalanceQuery,
+        certain_only: bool,
+    ) -> Result<Vec<TokenBalance>, QueryError> {
+        let owner = q.owner.to_string();
+        let side = |column: T| {
+            erc20_transfer::Entity::find()
+                .filter(q.filter(certain_only))
+                .filter(column.eq(owner.clone()))
+                .select_only()
+                .column(T::ContractAddress)
+                .column(T::Value)
+                .into_model::<Movement>()
+                .all(&self.db)
+        };
+        let (received, sent) = futures_util::try_join!(side(T::ToAddress), side(T::FromAddress))?;
+        let mut ledger = Ledger::default();
+        ledger.add(received, true)?;
+        ledger.add(sent, false)?;
+        ledger.balances(q.owner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moves(list: &[(&str, u64)]) -> Vec<Movement> {
+        list.iter()
+            .map(|(c, v)| Movement {
+                contract_address: (*c).to_string(),
+                value: Uint256::from_u64(*v).to_db(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn received_minus_sent_leaving_out_zero_and_negative() {
+        let a = "0x00000000000000000000000000000000000000aa";
+        let b = "0x00000000000000000000000000000000000000bb";
+        let c = "0x00000000000000000000000000000000000000cc";
+        let mut l = Ledger::default();
+        l.add(moves(&[(a, 10), (a, 5), (b, 3), (c, 1)]), true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        l.add(moves(&[(a, 4), (b, 3), (c, 2)]), false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let owner = Address::parse(a).unwrap_or_else(|e| panic!("{e}"));
+        let got = l.balances(owner).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            got.len(),
+            1,
+            "zero (b) and negative (c) balances are left out"
+        );
+        assert_eq!(got[0].contract.to_string(), a);
+        assert_eq!(got[0].balance, Uint256::from_u64(11));
+    }
+
+    #[test]
+    fn sums_past_2_pow_256_stay_exact() {
+        let a = "0x00000000000000000000000000000000000000aa";
+        let max = Uint256::MAX.to_db();
+        let mut l = Ledger::default();
+        let big = |n: usize| {
+            (0..n)
+                .map(|_| Movement {
+                    contract_address: a.to_string(),
+                    value: max.clone(),
+                })
+                .collect::<Vec<_>>()
+        };
+        l.add(big(2), true).unwrap_or_else(|e| panic!("{e}"));
+        l.add(big(1), false).unwrap_or_else(|e| panic!("{e}"));
+        let owner = Address::parse(a).unwrap_or_else(|e| panic!("{e}"));
+        let got = l.balances(owner).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got[0].balance, Uint256::MAX);
+    }
+}

@@ -1,0 +1,192 @@
+//! Which tokens of this collection does someone hold? One record per token id, by token id,
+//! with its holder when there is exactly one (every ERC721 token; an ERC1155 id held by one
+//! wallet) and the amount held over all holders.
+//!
+//! Two statements a page: the token ids with their holder counts (the collection index of
+//! `nft_holdings` serves it in order), then the amounts of the page's ids held by several
+//! wallets (ERC1155), summed exactly here: the stored amounts are hex text no database sums.
+
+use std::collections::HashMap;
+
+use alloy::primitives::U512;
+use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::{
+    ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
+};
+
+use super::cursor::{query_digest, CursorKind};
+use super::nfts::certain_holdings;
+use super::status::Needs;
+use super::walk::Walk;
+use super::{CollectionNft, CollectionNftsQuery, Edge, Page, QueryError, QueryService};
+use crate::entity::nft_holding;
+use crate::store::lists::padded;
+use crate::types::{Address, Scope, Uint256};
+
+use nft_holding::Column as H;
+
+/// One token id of the collection, grouped over its holders.
+#[derive(Debug, FromQueryResult)]
+struct Token {
+    token_id: String,
+    contract_type: String,
+    holders: i64,
+    /// The lowest holder (the holder, when there is one).
+    owner: String,
+    /// The highest amount (the amount, when there is one holder).
+    amount: String,
+    block_number: i64,
+}
+
+/// One holding of a token held by several wallets.
+#[derive(Debug, FromQueryResult)]
+struct Share {
+    token_id: String,
+    amount: String,
+}
+
+impl CollectionNftsQuery {
+    fn digest(&self) -> String {
+        query_digest(&format!("cnfts|{}|{}", self.chain.id(), self.contract))
+    }
+
+    fn filter(&self) -> Condition {
+        Condition::all()
+            .add(H::ChainId.eq(self.chain.db_id()))
+            .add(H::ContractAddress.eq(self.contract.to_string()))
+    }
+
+    /// The collection's whole history (its holdings are exact once it is complete).
+    fn needs(&self) -> Needs {
+        let collection = vec![Scope::contract(self.contract)];
+        Needs {
+            alternatives: vec![collection.clone()],
+            schedule: collection,
+            none: false,
+        }
+    }
+}
+
+impl QueryService {
+    /// One page of the collection's held tokens, by token id, after `after`. While the
+    /// collection's history is incomplete the answer is `SYNCING` and holds only tokens partial
+    /// history cannot have made up (ERC721 tokens acquired since the live start block).
+    pub async fn collection_nfts(
+        &self,
+        q: &CollectionNftsQuery,
+        after: Option<&str>,
+    ) -> Result<Page<CollectionNft>, QueryError> {
+        let walk = Walk::begin(self, CursorKind::CollectionNfts, q.digest(), after)?;
+        let mut filter = q.filter();
+        match walk.position() {
+            None => {}
+            Some([token]) => filter = filter.add(H::TokenId.gt(token.clone())),
+            Some(_) => return Err(super::CursorError::Invalid.into()),
+        }
+        let needs = q.needs();
+        let (view, scope_rows) =
+            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs))?;
+        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        let incomplete = walk.incomplete(done.complete);
+        if incomplete {
+            filter = filter.add(certain_holdings(q.chain, view.start_block));
+        }
+        let limit = q.page_size.get();
+        let tokens = nft_holding::Entity::find()
+            .filter(filter.clone())
+            .select_only()
+            .column(H::TokenId)
+            .column_as(Expr::col(H::ContractType).max(), "contract_type")
+            .column_as(Expr::col(H::OwnerAddress).count(), "holders")
+            .column_as(Expr::col(H::OwnerAddress).min(), "owner")
+            .column_as(Expr::col(H::Amount).max(), "amount")
+            .column_as(Expr::col(H::BlockNumber).max(), "block_number")
+            .group_by(H::TokenId)
+            .order_by_asc(H::TokenId)
+            .limit(limit + 1)
+            .into_model::<Token>()
+            .all(&self.db)
+            .await?;
+        let shared = self.shared_amounts(filter, &tokens[..tokens.len().min(limit as usize)]);
+        let shared = shared.await?;
+        let contract = q.contract;
+        walk.finish(self, tokens, limit, incomplete, done.status, |t| {
+            nft(contract, t, &shared)
+        })
+    }
+
+    /// The summed amounts of the tokens held by several wallets.
+    async fn shared_amounts(
+        &self,
+        filter: Condition,
+        tokens: &[Token],
+    ) -> Result<HashMap<String, Uint256>, QueryError> {
+        let ids: Vec<String> = tokens
+            .iter()
+            .filter(|t| t.holders > 1)
+            .map(|t| t.token_id.clone())
+            .collect();
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let shares = nft_holding::Entity::find()
+            .filter(filter)
+            .filter(H::TokenId.is_in(padded(ids)))
+            .select_only()
+            .column(H::TokenId)
+            .column(H::Amount)
+            .into_model::<Share>()
+            .all(&self.db)
+            .await?;
+        let mut sums: HashMap<String, U512> = HashMap::new();
+        for s in shares {
+            let v = Uint256::from_db(&s.amount).map_err(|e| QueryError::Corrupt(e.0))?;
+            *sums.entry(s.token_id).or_default() += U512::from(v.0);
+        }
+        // An amount held is at most the supply, a uint256: a larger sum is a bug of ours.
+        sums.into_iter()
+            .map(|(id, sum)| {
+                let bytes: [u8; 64] = sum.to_be_bytes();
+                let low: [u8; 32] = bytes[32..]
+                    .try_into()
+                    .ok()
+                    .filter(|_| bytes[..32] == [0; 32])
+                    .ok_or_else(|| QueryError::Corrupt(format!("token {id}: supply past 2^256")))?;
+                Ok((id, Uint256::from_be_bytes(&low)))
+            })
+            .collect()
+    }
+}
+
+/// A grouped token as a record, keyed by its token id.
+fn nft(
+    contract: Address,
+    t: Token,
+    shared: &HashMap<String, Uint256>,
+) -> Result<Edge<CollectionNft>, QueryError> {
+    let corrupt = |e: crate::types::ParseError| QueryError::Corrupt(e.0);
+    let token_id = Uint256::from_db(&t.token_id).map_err(corrupt)?;
+    let (owner, amount) = if t.holders == 1 {
+        let owner = Address::parse(&t.owner).map_err(corrupt)?;
+        (Some(owner), Uint256::from_db(&t.amount).map_err(corrupt)?)
+    } else {
+        // Absent only when its holdings changed between the two statements: the largest
+        // share read with the group stands in.
+        let amount = match shared.get(&t.token_id) {
+            Some(a) => *a,
+            None => Uint256::from_db(&t.amount).map_err(corrupt)?,
+        };
+        (None, amount)
+    };
+    Ok(Edge {
+        key: vec![t.token_id],
+        node: CollectionNft {
+            contract,
+            token_id,
+            contract_type: t.contract_type,
+            owner,
+            amount,
+            block_number: u64::try_from(t.block_number).unwrap_or(0),
+        },
+    })
+}

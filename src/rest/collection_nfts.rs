@@ -1,0 +1,103 @@
+//! `GET /nft/{address}` (`getContractNFTs`): the tokens of a collection someone holds, one
+//! record per token id, ordered by token id, in the shape of `GET /{address}/nft` with the
+//! same `format`, `normalizeMetadata` and `media_items`. `owner_of` is the holder when exactly
+//! one wallet holds the token (every ERC721 token) and `null` when several do (an ERC1155 id);
+//! `amount` is how many are held over all holders.
+//!
+//! `status` is `SYNCED` once the collection's whole history is indexed; before, the first
+//! request schedules it and answers `SYNCING` with only the tokens partial history cannot have
+//! made up (ERC721 tokens acquired since the live start block).
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::Json;
+
+use super::envelope::CollectionNfts;
+use super::error::ApiError;
+use super::media::preview_base;
+use super::nft::{path_rejection, records, NftRecord};
+use super::params::CollectionNftsParams;
+use crate::query::{CollectionNft, Edge, NftHolding, Page};
+use crate::server::{AppState, Reader};
+use crate::types::Address;
+
+/// The page as holdings, so that its records are written as every NFT record is; the owner is
+/// set per record afterwards.
+fn as_holdings(page: &Page<CollectionNft>) -> Page<NftHolding> {
+    let edges = page
+        .edges
+        .iter()
+        .map(|e| Edge {
+            key: e.key.clone(),
+            node: NftHolding {
+                contract: e.node.contract,
+                token_id: e.node.token_id,
+                owner: e.node.owner.unwrap_or(Address::ZERO),
+                amount: e.node.amount,
+                contract_type: e.node.contract_type.clone(),
+                block_number: e.node.block_number,
+            },
+        })
+        .collect();
+    Page {
+        edges,
+        mint: page.mint.clone(),
+        next_cursor: page.next_cursor.clone(),
+        page: page.page,
+        page_size: page.page_size,
+        total: None,
+        status: page.status,
+    }
+}
+
+/// The handler of `GET /nft/{address}`.
+#[utoipa::path(
+    get,
+    path = "/nft/{address}",
+    operation_id = "getContractNFTs",
+    tag = "NFT",
+    summary = "Get NFTs by contract",
+    description = "The tokens of a collection that some wallet holds, one record per token id, \
+ordered by token id; pass `cursor` to get the next page. `owner_of` is the holder when exactly \
+one wallet holds the token, `null` when several do (an ERC1155 id); `amount` is how many are \
+held over all holders.\n\n\
+`status` is `SYNCED` once the collection's whole history is indexed; the first request for a \
+collection that is not starts fetching it, and answers `SYNCING` with only the tokens partial \
+history cannot have made up.",
+    params(
+        ("address" = super::openapi::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
+        super::openapi::OwnersQueryParams,
+    ),
+    responses(
+        (status = 200, description = "A page of the collection's tokens.", body = CollectionNfts<NftRecord>),
+    ),
+)]
+pub(super) async fn collection_nfts(
+    State(state): State<AppState>,
+    Reader(service): Reader,
+    address: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Result<Json<CollectionNfts<NftRecord>>, ApiError> {
+    let Path(address) = address.map_err(|r| path_rejection("address", r))?;
+    let params = CollectionNftsParams::parse(&address, raw.as_deref())?;
+    let page = service
+        .collection_nfts(&params.query, params.cursor.as_deref())
+        .await
+        .map_err(|e| ApiError::from_query("collection_nfts", e))?;
+    let base = preview_base(&state, &headers);
+    let holdings = as_holdings(&page);
+    let mut result = records(
+        &service,
+        params.query.chain,
+        &holdings,
+        &params.shape,
+        &base,
+    )
+    .await?;
+    for (record, e) in result.iter_mut().zip(&page.edges) {
+        record.owner_of = e.node.owner.map(|o| o.to_string());
+    }
+    Ok(Json(CollectionNfts::new(&page, result)))
+}
