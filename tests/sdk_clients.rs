@@ -649,6 +649,17 @@ async fn spawn_enriched() -> TestApp {
     app
 }
 
+/// Flags the ERC20 `token` as possible spam (the bundled sample has no spam list loaded).
+async fn mark_spam(app: &TestApp, token: &str) {
+    let done = contract::Entity::update_many()
+        .col_expr(contract::Column::PossibleSpam, Expr::value(true))
+        .filter(contract::Column::Address.eq(token))
+        .exec(&app.db)
+        .await
+        .expect("spam flag");
+    assert_eq!(done.rows_affected, 1, "{token} is a contract of the sample");
+}
+
 /// `getWalletNFTs` calls both SDKs support.
 fn common_nft_calls() -> Vec<Call> {
     vec![

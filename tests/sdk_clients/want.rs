@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use alloy::primitives::U256;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::text;
-use crate::common::truth::{iso8601, Nft, NftMove, Transfer, Truth};
+use crate::common::truth::{iso8601, Nft, NftMove, Transfer, Truth, ZERO};
 
 /// Newest first (the default) or oldest first (`order=ASC`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +34,22 @@ pub struct Balance {
     pub balance: String,
 }
 
+/// A token of a collection someone holds, as `getContractNFTs` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldToken {
+    pub contract: String,
+    /// 64 lowercase hex digits.
+    pub token_id_hex: String,
+    /// The holder when exactly one wallet holds it.
+    pub owner: Option<String>,
+    /// Decimal digits: the amount over all holders.
+    pub amount: String,
+    pub contract_type: String,
+    /// The latest acquisition over its holders.
+    pub block_number: u64,
+    pub minted: Option<u64>,
+}
+
 /// The records a walk must produce, in order.
 #[derive(Debug, Clone)]
 pub enum Want {
@@ -45,7 +61,9 @@ pub enum Want {
     Holdings { nfts: Vec<Nft>, hex: bool },
     /// A wallet's collections.
     Collections(Vec<Collection>),
-    /// A wallet's non-zero ERC20 balances.
+    /// A collection's held tokens, one per token id.
+    Tokens { tokens: Vec<HeldToken>, hex: bool },
+    /// A wallet's positive ERC20 balances.
     Balances(Vec<Balance>),
 }
 
@@ -114,37 +132,58 @@ impl Want {
         )
     }
 
-    /// `wallet`'s ERC20 balances over its whole history in the sample: per token, the sum of
-    /// what it received minus the sum of what it sent; zero balances left out; by token address.
-    pub fn balances(truth: &Truth, wallet: &str) -> Want {
-        let mut sums: BTreeMap<&str, (U256, U256)> = BTreeMap::new();
-        for t in &truth.transfers {
-            let value: U256 = t.value.parse().expect("a uint256 value");
-            if t.to == wallet {
-                let e = sums.entry(&t.contract).or_default();
-                e.0 = e.0.checked_add(value).expect("received overflows");
-            }
-            if t.from == wallet {
-                let e = sums.entry(&t.contract).or_default();
-                e.1 = e.1.checked_add(value).expect("sent overflows");
-            }
+    /// The tokens of `contract` someone holds now, by token id: one record per id, with its
+    /// holder when there is one, the amount summed over holders.
+    pub fn collection_nfts(truth: &Truth, contract: &str, hex: bool) -> Want {
+        let mut ids: BTreeMap<&str, Vec<&Nft>> = BTreeMap::new();
+        for n in truth
+            .nfts
+            .values()
+            .flatten()
+            .filter(|n| n.contract == contract)
+        {
+            ids.entry(&n.token_id_hex).or_default().push(n);
         }
-        let v = sums
+        let tokens = ids
             .into_iter()
-            .filter(|(_, (received, sent))| received != sent)
-            .map(|(token, (received, sent))| {
-                assert!(
-                    received > sent,
-                    "{wallet} sent more {token} than it received in the sample: choose another \
-                     wallet"
-                );
-                Balance {
-                    token: token.to_string(),
-                    balance: (received - sent).to_string(),
+            .map(|(id, holders)| {
+                let amount = holders.iter().fold(U256::ZERO, |sum, n| {
+                    sum + n.amount.parse::<U256>().expect("an amount")
+                });
+                HeldToken {
+                    contract: contract.to_string(),
+                    token_id_hex: id.to_string(),
+                    owner: (holders.len() == 1).then(|| holders[0].owner.clone()),
+                    amount: amount.to_string(),
+                    contract_type: holders[0].contract_type.clone(),
+                    block_number: holders.iter().map(|n| n.block_number).max().unwrap_or(0),
+                    minted: holders[0].minted,
                 }
             })
             .collect();
-        Want::Balances(v)
+        Want::Tokens { tokens, hex }
+    }
+
+    /// `wallet`'s ERC20 balances from its whole history in the sample (up to `to_block`):
+    /// per token, what it received minus what it sent; only positive sums (API.md leaves out
+    /// zero and negative ones: the sample holds only part of a wallet's history); by token
+    /// address; only the tokens `keep` keeps.
+    pub fn balances(
+        truth: &Truth,
+        wallet: &str,
+        to_block: Option<u64>,
+        keep: impl Fn(&str) -> bool,
+    ) -> Want {
+        Want::Balances(
+            sums(truth, wallet, to_block)
+                .into_iter()
+                .filter(|(token, (received, sent))| received > sent && keep(token))
+                .map(|(token, (received, sent))| Balance {
+                    token,
+                    balance: (received - sent).to_string(),
+                })
+                .collect(),
+        )
     }
 
     /// How many records.
@@ -154,9 +193,64 @@ impl Want {
             Want::Moves { moves, .. } => moves.len(),
             Want::Holdings { nfts, .. } => nfts.len(),
             Want::Collections(v) => v.len(),
+            Want::Tokens { tokens, .. } => tokens.len(),
             Want::Balances(v) => v.len(),
         }
     }
+}
+
+/// The wallet whose balances the SDK tests ask for: one (not the zero address) with a
+/// positive balance of a token of the token list, and the most tokens whose sum is not zero
+/// (positive or negative), ties to the smallest address. Also its positive token that is not
+/// in the list, with the smallest address (to be flagged as spam), and its positive token of
+/// the list, with the smallest address.
+pub fn balance_wallet(truth: &Truth) -> (String, String, String) {
+    let mut wallets: Vec<&str> = truth
+        .transfers
+        .iter()
+        .flat_map(|t| [t.from.as_str(), t.to.as_str()])
+        .filter(|w| *w != ZERO)
+        .collect();
+    wallets.sort_unstable();
+    wallets.dedup();
+    let mut best: Option<(usize, String, String, String)> = None;
+    for w in wallets {
+        let sums = sums(truth, w, None);
+        let positive = |listed: bool| {
+            sums.iter()
+                .find(|(t, (r, s))| r > s && truth.meta.contains_key(*t) == listed)
+                .map(|(t, _)| t.clone())
+        };
+        let (Some(listed), Some(unlisted)) = (positive(true), positive(false)) else {
+            continue;
+        };
+        let n = sums.values().filter(|(r, s)| r != s).count();
+        if best.as_ref().is_none_or(|b| n > b.0) {
+            best = Some((n, w.to_string(), unlisted, listed));
+        }
+    }
+    let (_, w, unlisted, listed) =
+        best.expect("a wallet with balances of listed and unlisted tokens");
+    (w, unlisted, listed)
+}
+
+/// Per token, what `wallet` received and sent in the sample (up to `to_block`), by token.
+pub fn sums(truth: &Truth, wallet: &str, to_block: Option<u64>) -> BTreeMap<String, (U256, U256)> {
+    let mut sums: BTreeMap<String, (U256, U256)> = BTreeMap::new();
+    for t in &truth.transfers {
+        if to_block.is_some_and(|b| t.block_number > b) || (t.to != wallet && t.from != wallet) {
+            continue;
+        }
+        let value: U256 = t.value.parse().expect("a uint256 value");
+        let e = sums.entry(t.contract.clone()).or_default();
+        if t.to == wallet {
+            e.0 = e.0.checked_add(value).expect("received overflows");
+        }
+        if t.from == wallet {
+            e.1 = e.1.checked_add(value).expect("sent overflows");
+        }
+    }
+    sums
 }
 
 /// A token id as `format=hex` writes it: `0x`, no leading zeros.
@@ -179,6 +273,7 @@ fn got_key(want: &Want, r: &Value) -> String {
         Want::Holdings { .. } => {
             format!("{}/{}/{}", s("token_address"), s("token_id"), s("owner_of"))
         }
+        Want::Tokens { .. } => format!("{}/{}", s("token_address"), s("token_id")),
         Want::Collections(_) => s("token_address"),
         Want::Balances(_) => s("token_address"),
     }
@@ -198,6 +293,10 @@ fn want_keys(want: &Want) -> Vec<String> {
         Want::Holdings { nfts, hex } => nfts
             .iter()
             .map(|n| format!("{}/{}/{}", n.contract, id(&n.token_id_hex, *hex), n.owner))
+            .collect(),
+        Want::Tokens { tokens, hex } => tokens
+            .iter()
+            .map(|t| format!("{}/{}", t.contract, id(&t.token_id_hex, *hex)))
             .collect(),
         Want::Collections(v) => v.iter().map(|c| c.address.clone()).collect(),
         Want::Balances(v) => v.iter().map(|b| b.token.clone()).collect(),
@@ -303,6 +402,26 @@ pub fn check(what: &str, truth: &Truth, records: &[Value], want: &Want, labels: 
                     assert_eq!(s(k), v, "{ctx}: {k}");
                 }
             }
+            Want::Tokens { tokens, hex } => {
+                let t = &tokens[i];
+                let id = if *hex {
+                    hex_id(&t.token_id_hex)
+                } else {
+                    dec_id(&t.token_id_hex)
+                };
+                let fields = [
+                    ("token_address", Some(t.contract.clone())),
+                    ("token_id", Some(id)),
+                    ("owner_of", t.owner.clone()),
+                    ("amount", Some(t.amount.clone())),
+                    ("contract_type", Some(t.contract_type.clone())),
+                    ("block_number", Some(t.block_number.to_string())),
+                    ("block_number_minted", t.minted.map(|b| b.to_string())),
+                ];
+                for (k, v) in fields {
+                    assert_eq!(s(k), v, "{ctx}: {k}");
+                }
+            }
             Want::Collections(v) => {
                 let c = &v[i];
                 assert_eq!(s("contract_type"), Some(c.contract_type.clone()), "{ctx}");
@@ -313,6 +432,7 @@ pub fn check(what: &str, truth: &Truth, records: &[Value], want: &Want, labels: 
                 let meta = truth.meta.get(&b.token).cloned().unwrap_or_default();
                 assert_eq!(s("balance"), Some(b.balance.clone()), "{ctx}: balance");
                 assert_eq!(s("symbol"), meta.symbol, "{ctx}: symbol");
+                assert_eq!(s("name"), meta.name, "{ctx}: name");
                 assert_eq!(
                     s("decimals"),
                     meta.decimals.map(|d| d.to_string()),
@@ -321,4 +441,118 @@ pub fn check(what: &str, truth: &Truth, records: &[Value], want: &Want, labels: 
             }
         }
     }
+}
+
+/// The query of a recorded request path, decoded, in order.
+pub fn query(path: &str) -> Vec<(String, String)> {
+    let q = path.split_once('?').map_or("", |(_, q)| q);
+    form_urlencoded::parse(q.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+/// One call of an SDK runner's report (`{"pages": [{"raw", "result", "hasNext"}], "requests",
+/// "error"}`, tests/clients/harness.js and run.py) walked to its end: no error, one request per
+/// page, pages of `limit` (`page`, `page_size`, `status` SYNCED), a cursor on every page but the
+/// last and handed back exactly by the next request; then the records of all pages (`raw`)
+/// against `want`. Returns those records.
+pub fn check_walk(
+    what: &str,
+    truth: &Truth,
+    got: &Value,
+    limit: usize,
+    want: &Want,
+    labels: &[(&str, &str)],
+) -> Vec<Value> {
+    assert!(
+        got["error"].is_null(),
+        "{what}: the SDK failed: {}",
+        got["error"]
+    );
+    let pages = got["pages"].as_array().expect("pages");
+    let requests = got["requests"].as_array().expect("requests");
+    assert_eq!(requests.len(), pages.len(), "{what}: one request per page");
+    assert_eq!(
+        pages.len(),
+        want.len().div_ceil(limit).max(1),
+        "{what}: pages of {limit} for {} records",
+        want.len()
+    );
+    let mut records = Vec::new();
+    for (i, p) in pages.iter().enumerate() {
+        let ctx = format!("{what}: page {}", i + 1);
+        let body = &p["raw"];
+        assert_eq!(body["status"], json!("SYNCED"), "{ctx}: {body}");
+        assert_eq!(
+            text(&body["page"]),
+            Some((i + 1).to_string()),
+            "{ctx}: {body}"
+        );
+        assert_eq!(
+            text(&body["page_size"]),
+            Some(limit.to_string()),
+            "{ctx}: {body}"
+        );
+        let result = body["result"].as_array().expect("result is an array");
+        let last = i + 1 == pages.len();
+        assert_eq!(
+            p["hasNext"],
+            json!(!last),
+            "{ctx}: a cursor on every page but the last"
+        );
+        if last {
+            assert!(
+                body["cursor"].is_null(),
+                "{ctx}: the last page's cursor: {body}"
+            );
+            assert!(result.len() <= limit, "{ctx}");
+        } else {
+            assert_eq!(result.len(), limit, "{ctx}: a page before the last is full");
+            // The next request carried this page's cursor, exactly.
+            let next = query(requests[i + 1]["path"].as_str().expect("path"));
+            let cursor = body["cursor"].as_str().expect("a cursor");
+            assert!(
+                next.contains(&("cursor".into(), cursor.into())),
+                "{ctx}: the next request should carry the cursor: {next:?}"
+            );
+        }
+        if body.get("total").is_some() {
+            assert!(
+                body["total"].is_null(),
+                "{ctx}: owners' total is null: {body}"
+            );
+        }
+        records.extend(result.iter().cloned());
+    }
+    assert!(
+        query(requests[0]["path"].as_str().expect("path"))
+            .iter()
+            .all(|(k, _)| k != "cursor"),
+        "{what}: the first request has no cursor"
+    );
+    check(what, truth, &records, want, labels);
+    records
+}
+
+/// One call answered with a bare JSON array (no envelope, not paged): no error, one request,
+/// and its records against `want`. Returns them.
+pub fn check_array(
+    what: &str,
+    truth: &Truth,
+    got: &Value,
+    want: &Want,
+    labels: &[(&str, &str)],
+) -> Vec<Value> {
+    assert!(
+        got["error"].is_null(),
+        "{what}: the SDK failed: {}",
+        got["error"]
+    );
+    let pages = got["pages"].as_array().expect("pages");
+    assert_eq!(pages.len(), 1, "{what}: one answer");
+    assert_eq!(got["requests"].as_array().map(Vec::len), Some(1), "{what}");
+    assert_eq!(pages[0]["hasNext"], json!(false), "{what}");
+    let records = pages[0]["raw"].as_array().expect("a bare array").clone();
+    check(what, truth, &records, want, labels);
+    records
 }
