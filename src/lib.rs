@@ -22,6 +22,7 @@
 //! - [`app`]: the state every handler shares, auth (API keys, rate limits, CORS) and where a
 //!   request's reads go; below the adapters, knowing none of them.
 //! - [`server`]: the one route list and [`run`]`(listener, shutdown)`.
+//! - [`startup`]: what each `tokenql` subcommand does; `main` only parses and dispatches.
 //! - [`keys`]: API keys (stored hashed), each with an optional rate limit.
 //! - [`ops`]: health and readiness probes, Prometheus metrics, request ids, CORS, rate limits.
 
@@ -40,6 +41,7 @@ pub mod ops;
 pub mod query;
 pub mod rest;
 pub mod server;
+pub mod startup;
 pub mod store;
 pub mod telemetry;
 pub mod tls;
