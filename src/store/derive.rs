@@ -5,11 +5,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sea_orm::sea_query::{ArrayType, OnConflict};
+use std::sync::LazyLock;
+
+use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbBackend, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, Statement, Value,
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
 };
+
+use super::dialect::{by_keys, key_join, Dialect};
 
 use crate::entity::{nft_holding, nft_token, nft_transfer};
 use crate::types::Uint256;
@@ -18,6 +21,14 @@ use crate::types::Uint256;
 const TOKENS_PER_ROUND: usize = 200;
 /// Tokens per round on PostgreSQL (see [`pg_by_tokens`]).
 const PG_TOKENS_PER_ROUND: usize = 2_000;
+/// A round's moves on PostgreSQL, the tokens joined as arrays ([`by_keys`]).
+static MOVES_BY_KEYS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT t.* FROM nft_transfers t {} WHERE t.chain_id = $1 \
+         ORDER BY t.block_number, t.log_index, t.batch_index",
+        key_join("t", "contract_address", "token_id")
+    )
+});
 const ZERO_ADDR: &str = "0x0000000000000000000000000000000000000000";
 
 fn token_condition(
@@ -38,26 +49,6 @@ fn token_condition(
     Condition::all().add(chain.eq(cid)).add(any)
 }
 
-/// A PostgreSQL statement over a list of tokens: `$1` the chain, `$2`/`$3` the contracts and
-/// token ids as arrays, joined with `UNNEST`. Planned in well under a millisecond and run as
-/// one index probe per token, where an `OR` of 200 `(contract AND id)` pairs costs ~10 ms of
-/// planning alone (measured on the 1M-transfer bench dataset, `benches/scale`).
-fn pg_by_tokens(sql: &str, cid: i64, tokens: &[(String, String)]) -> Statement {
-    let (contracts, ids): (Vec<Value>, Vec<Value>) = tokens
-        .iter()
-        .map(|(c, t)| (Value::from(c.clone()), Value::from(t.clone())))
-        .unzip();
-    Statement::from_sql_and_values(
-        DbBackend::Postgres,
-        sql,
-        [
-            Value::from(cid),
-            Value::Array(ArrayType::String, Some(Box::new(contracts))),
-            Value::Array(ArrayType::String, Some(Box::new(ids))),
-        ],
-    )
-}
-
 /// Recomputes holdings and mint data of `tokens` (contract, token id in storage form).
 pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
     db: &C,
@@ -65,7 +56,7 @@ pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
     tokens: &BTreeSet<(String, String)>,
 ) -> Result<(), DbErr> {
     let all: Vec<(String, String)> = tokens.iter().cloned().collect();
-    let pg = db.get_database_backend() == DbBackend::Postgres;
+    let pg = Dialect::of(db).takes_key_arrays();
     // PostgreSQL's statements take the tokens as two arrays: no parameter limit, no `OR`.
     let per_round = if pg {
         PG_TOKENS_PER_ROUND
@@ -75,12 +66,10 @@ pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
     for round in all.chunks(per_round) {
         let moves = if pg {
             nft_transfer::Entity::find()
-                .from_raw_sql(pg_by_tokens(
-                    "SELECT t.* FROM nft_transfers t JOIN UNNEST($2::text[], $3::text[]) \
-                     AS k(c, i) ON t.contract_address = k.c AND t.token_id = k.i \
-                     WHERE t.chain_id = $1 ORDER BY t.block_number, t.log_index, t.batch_index",
+                .from_raw_sql(by_keys(
+                    &MOVES_BY_KEYS,
                     cid,
-                    round,
+                    round.iter().map(|(c, t)| (c.as_str(), t.as_str())),
                 ))
                 .all(db)
                 .await?
@@ -167,11 +156,11 @@ pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
                 .await?;
         }
         if pg {
-            db.execute_raw(pg_by_tokens(
+            db.execute_raw(by_keys(
                 "DELETE FROM nft_holdings h USING UNNEST($2::text[], $3::text[]) AS k(c, i) \
                  WHERE h.chain_id = $1 AND h.contract_address = k.c AND h.token_id = k.i",
                 cid,
-                round,
+                round.iter().map(|(c, t)| (c.as_str(), t.as_str())),
             ))
             .await?;
         } else {
