@@ -3,7 +3,7 @@
 //!
 //! A key may carry its own rate limit ([`KeyRate`]); what it leaves unset falls back to the
 //! server's defaults (`tokenql serve --rate-limit/--rate-burst`). The limiter itself lives in
-//! [`crate::ops::rate_limit`].
+//! [`crate::app::rate_limit`].
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;

@@ -19,10 +19,14 @@
 //! - [`entity`]: sea-orm models; internal, never API types.
 //! - [`query`]: the query service, the one implementation of both questions.
 //! - [`graphql`], [`rest`]: the two API adapters over the query service.
-//! - [`server`]: the router, auth, and [`run`]`(listener, shutdown)`.
+//! - [`app`]: the state every handler shares, auth (API keys, rate limits, CORS) and where a
+//!   request's reads go; below the adapters, knowing none of them.
+//! - [`server`]: the one route list and [`run`]`(listener, shutdown)`.
+//! - [`startup`]: what each `tokenql` subcommand does; `main` only parses and dispatches.
 //! - [`keys`]: API keys (stored hashed), each with an optional rate limit.
 //! - [`ops`]: health and readiness probes, Prometheus metrics, request ids, CORS, rate limits.
 
+pub mod app;
 pub mod config;
 pub mod decode;
 pub mod demo;
@@ -37,9 +41,11 @@ pub mod ops;
 pub mod query;
 pub mod rest;
 pub mod server;
+pub mod startup;
 pub mod store;
 pub mod telemetry;
 pub mod tls;
 pub mod types;
 
-pub use server::{run, AppState};
+pub use app::AppState;
+pub use server::run;

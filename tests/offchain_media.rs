@@ -345,7 +345,7 @@ async fn previews_end_to_end(backend: Backend) {
     let web = OffchainServer::start().await;
     let dir = media_dir();
     let config = offchain_config(&dir, &web);
-    let options = tokenql::ops::ServerOptions {
+    let options = tokenql::app::ServerOptions {
         offchain: config.clone(),
         ..Default::default()
     };

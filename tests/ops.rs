@@ -18,8 +18,8 @@ use migration::MigratorTrait;
 use reqwest::header::HeaderMap;
 use reqwest::Method;
 use serde_json::{json, Value};
+use tokenql::app::{CorsOrigins, RateDefaults, ServerOptions};
 use tokenql::keys::KeyRate;
-use tokenql::ops::{CorsOrigins, RateDefaults, ServerOptions};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 

@@ -14,9 +14,19 @@
 //! - the SDK's typed records (`response.result`, which runs its validation) kept every value;
 //! - what the SDK sent: the version prefix, hex chain ids, `name[]=` arrays, `x-api-key`.
 //!
-//! The SDKs are installed by `scripts/test` (`npm ci` in each `tests/clients/moralis-*`).
+//! The SDKs are installed by `scripts/test` (`npm ci` in each `tests/clients/moralis-2.*`).
+//!
+//! `getWalletTokenBalances` and `getContractNFTs` are checked instead against the independent
+//! decoding of the sample ([`want`], built on `common::truth`), record for record. So is every
+//! call of the official Python SDK (`moralis` 0.1.49 from PyPI), driven the same way by
+//! `tests/clients/moralis-py/run.py` from [`python`].
 
 mod common;
+#[path = "sdk_clients/python.rs"]
+mod python;
+#[path = "sdk_clients/want.rs"]
+mod want;
+use want::Want;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -24,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::truth::{scale, Truth};
 use common::{text, Backend, TestApp};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
@@ -44,6 +55,8 @@ const SPAM: &str = "0x3b84502df3d36ef2e5318bce5a988460cf349304";
 const PAIR_A: &str = "0x0aa7420c43b8c1a7b165d216948870c8ecfe1ee1";
 const PAIR_B: &str = "0x33825285eb66c11237cc68cc182c1e9bf01ba00b";
 
+/// The address labels `spawn_enriched` gives.
+const LABELS: &[(&str, &str)] = &[(LABELED, LABEL)];
 /// Sends the newest USDT transfer of the demo; given a label here.
 const LABELED: &str = "0x9696f59e4d72e237be84ffd425dcad154bf96976";
 const LABEL: &str = "Hot Wallet ✓ (ünïcødé)";
@@ -61,6 +74,9 @@ enum Expect {
     BadRequest { contains: &'static str },
     /// The SDK itself refuses the call before sending anything.
     RejectedBySdk { contains: &'static str },
+    /// The SDK walks pages of `limit` (or, with `None`, reads one bare array) holding exactly the
+    /// records of `want`, computed from the sample's independent decoding.
+    Truth { limit: Option<usize>, want: Want },
 }
 
 /// One call of `Moralis.EvmApi.<op>(params)` and what it must produce.
@@ -91,20 +107,29 @@ fn clip(s: &str) -> &str {
     s.char_indices().nth(4000).map_or(s, |(i, _)| &s[..i])
 }
 
-/// Runs `tests/clients/<client>/run.js` against `base_url` with `input` (`{"apiKey", "calls"}`)
-/// on its stdin and returns its JSON report.
+/// Runs `tests/clients/<client>/run.js` (or `run.py` for the Python SDK, `moralis-py`) against
+/// `base_url` with `input` (`{"apiKey", "calls"}`) on its stdin and returns its JSON report.
 fn run_sdk(client: &str, base_url: &str, input: &Value) -> Value {
     let root = repo_root();
     let dir = root.join("tests/clients").join(client);
-    let installed = dir.join("node_modules/moralis/package.json");
-    assert!(
-        installed.is_file(),
-        "{} is missing: the SDK tests need the real npm packages. Run scripts/test, which \
-         installs them (or: npm ci --prefix tests/clients/{client}).",
-        installed.display()
-    );
-    let mut child = match Command::new("node")
-        .arg(dir.join("run.js"))
+    let mut command = if client == python::CLIENT {
+        let mut c = Command::new(python::interpreter());
+        c.arg(dir.join("run.py"));
+        c
+    } else {
+        let installed = dir.join("node_modules/moralis/package.json");
+        assert!(
+            installed.is_file(),
+            "{} is missing: the SDK tests need the real npm packages. Run scripts/test, which \
+             installs them (or: npm ci --prefix tests/clients/{client}).",
+            installed.display()
+        );
+        let mut c = Command::new("node");
+        c.arg(dir.join("run.js"));
+        c
+    };
+    let program = command.get_program().to_string_lossy().into_owned();
+    let mut child = match command
         .arg(base_url)
         .current_dir(&root)
         .stdin(Stdio::piped())
@@ -114,17 +139,17 @@ fn run_sdk(client: &str, base_url: &str, input: &Value) -> Value {
     {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-            "`node` is not on PATH: the SDK tests run the real Moralis npm packages; install \
-             Node.js, then run scripts/test, which installs them"
+            "`{program}` not found: the SDK tests run the real Moralis SDKs (Node.js for the npm \
+             packages, the virtualenv of the Python SDK); run scripts/test, which installs them"
         ),
-        Err(e) => panic!("cannot start node: {e}"),
+        Err(e) => panic!("cannot start {program}: {e}"),
     };
     child
         .stdin
         .take()
         .expect("piped stdin")
         .write_all(input.to_string().as_bytes())
-        .expect("cannot write the calls to node");
+        .expect("cannot write the calls to the SDK runner");
     // The pipes are read on their own threads so a chatty child never blocks on a full pipe.
     let read = |mut r: Box<dyn std::io::Read + Send>| {
         std::thread::spawn(move || {
@@ -143,7 +168,7 @@ fn run_sdk(client: &str, base_url: &str, input: &Value) -> Value {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{client}: node did not finish within {NODE_TIMEOUT:?}");
+            panic!("{client}: the SDK runner did not finish within {NODE_TIMEOUT:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -151,7 +176,10 @@ fn run_sdk(client: &str, base_url: &str, input: &Value) -> Value {
         out.join().expect("stdout reader"),
         err.join().expect("stderr reader"),
     );
-    assert!(status.success(), "{client}: node failed ({status}):\n{err}");
+    assert!(
+        status.success(),
+        "{client}: the SDK runner failed ({status}):\n{err}"
+    );
     serde_json::from_str(&out).unwrap_or_else(|e| {
         panic!(
             "{client}: output is not JSON ({e}):\n{}\nstderr:\n{err}",
@@ -201,6 +229,27 @@ async fn check_client(
                     message.contains(contains) && e["message"].to_string().contains(contains),
                     "{what}: the SDK error should carry our message about {contains}: {e}"
                 );
+            }
+            Expect::Truth { limit, want } => {
+                let truth = Truth::demo();
+                let records = match limit {
+                    Some(limit) => want::check_walk(&what, &truth, got, *limit, want, LABELS),
+                    None => want::check_array(&what, &truth, got, want, LABELS),
+                };
+                let typed: Vec<Value> = got["pages"]
+                    .as_array()
+                    .expect("pages")
+                    .iter()
+                    .flat_map(|p| p["result"].as_array().cloned().unwrap_or_default())
+                    .collect();
+                assert_eq!(typed.len(), records.len(), "{what}: typed records");
+                for (j, (t, r)) in typed.iter().zip(&records).enumerate() {
+                    let ctx = format!("{what}: record {j}");
+                    match call.op {
+                        "token.getWalletTokenBalances" => check_typed_balance(&ctx, t, r),
+                        _ => check_typed_nft(&ctx, t, r),
+                    }
+                }
             }
             Expect::RejectedBySdk { contains } => {
                 assert!(
@@ -473,6 +522,37 @@ fn check_typed_transfer(ctx: &str, t: &Value, r: &Value) {
     );
 }
 
+/// `Erc20Value.toJSON()` (getWalletTokenBalances) against our balance record. moralis 2.27.2
+/// writes `value` in whole tokens, with 18 decimals when the token's are unknown (and then
+/// `token.decimals` 0).
+fn check_typed_balance(ctx: &str, t: &Value, r: &Value) {
+    let token = &t["token"];
+    assert_eq!(
+        lower(&token["contractAddress"]),
+        lower(&r["token_address"]),
+        "{ctx}\nSDK: {t}\nREST: {r}"
+    );
+    for (tf, rf) in [
+        ("name", "name"),
+        ("symbol", "symbol"),
+        ("possibleSpam", "possible_spam"),
+    ] {
+        assert_eq!(token[tf], r[rf], "{ctx}: {tf}\nSDK: {t}\nREST: {r}");
+    }
+    let decimals = r["decimals"].as_u64().map(|d| d as u32);
+    assert_eq!(
+        token["decimals"].as_u64(),
+        Some(decimals.unwrap_or(0).into()),
+        "{ctx}: {t}"
+    );
+    let balance = r["balance"].as_str().expect("balance");
+    assert_eq!(
+        t["value"].as_str(),
+        Some(scale(balance, decimals.unwrap_or(18)).as_str()),
+        "{ctx}: value\nSDK: {t}\nREST: {r}"
+    );
+}
+
 /// The fields of a v2.2 ERC20 transfer record the SDK must carry.
 const TRANSACTION_FIELDS: &[&str] = &[
     "address",
@@ -627,6 +707,17 @@ async fn spawn_enriched() -> TestApp {
         .await
         .expect("spam flag");
     app
+}
+
+/// Flags the ERC20 `token` as possible spam (the bundled sample has no spam list loaded).
+async fn mark_spam(app: &TestApp, token: &str) {
+    let done = contract::Entity::update_many()
+        .col_expr(contract::Column::PossibleSpam, Expr::value(true))
+        .filter(contract::Column::Address.eq(token))
+        .exec(&app.db)
+        .await
+        .expect("spam flag");
+    assert_eq!(done.rows_affected, 1, "{token} is a contract of the sample");
 }
 
 /// `getWalletNFTs` calls both SDKs support.
@@ -1044,6 +1135,117 @@ async fn moralis_2_27_wallet_and_token_transfers() {
             .count(),
         "every transfer of the wallet reached the SDK"
     );
+    app.cleanup().await;
+}
+
+/// moralis 2.27.2's `getWalletTokenBalances` and `getContractNFTs` at `/api/v2.2`, against
+/// truth computed here from the sample: a wallet's balances (received minus sent per token,
+/// only positive sums, by token address; spam left out by default, a token filter, at a
+/// block) and a collection's held tokens (one per token id, by id; hex ids, id 0, metadata).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moralis_2_27_balances_and_collection_nfts() {
+    let truth = Truth::demo();
+    let app = spawn_enriched().await;
+    let (holder, spam, listed) = want::balance_wallet(&truth);
+    mark_spam(&app, &spam).await;
+    let mut blocks: Vec<u64> = truth
+        .transfers_of(&[&holder])
+        .iter()
+        .map(|t| t.block_number)
+        .collect();
+    blocks.sort_unstable();
+    let mid = blocks[blocks.len() / 2];
+    let mut held: BTreeMap<&str, usize> = BTreeMap::new();
+    for n in truth.nfts.values().flatten() {
+        *held.entry(&n.contract).or_default() += 1;
+    }
+    let (big, _) = held
+        .iter()
+        .max_by_key(|(a, n)| (**n, std::cmp::Reverse(**a)))
+        .map(|(a, n)| (a.to_string(), *n))
+        .expect("holdings");
+    let zero_id = truth
+        .nfts
+        .values()
+        .flatten()
+        .find(|n| n.token_id == "0")
+        .map(|n| n.contract.clone())
+        .expect("the sample holds a token id 0");
+    let truth_call = |name: &str, op: &'static str, params: Value, limit, want| Call {
+        name: name.to_string(),
+        op,
+        params,
+        expect: Expect::Truth { limit, want },
+    };
+    let calls = vec![
+        truth_call(
+            "a wallet's balances, spam left out by default",
+            "token.getWalletTokenBalances",
+            json!({"chain": "0x1", "address": upper(&holder)}),
+            None,
+            Want::balances(&truth, &holder, None, |t| t != spam),
+        ),
+        truth_call(
+            "a wallet's balances with spam",
+            "token.getWalletTokenBalances",
+            json!({"chain": "0x1", "address": holder, "excludeSpam": false}),
+            None,
+            Want::balances(&truth, &holder, None, |_| true),
+        ),
+        truth_call(
+            "a wallet's balances of two tokens",
+            "token.getWalletTokenBalances",
+            json!({"chain": "0x1", "address": holder, "excludeSpam": false,
+                   "tokenAddresses": [upper(&spam), listed]}),
+            None,
+            Want::balances(&truth, &holder, None, |t| t == spam || t == listed),
+        ),
+        truth_call(
+            "a wallet's balances at a block",
+            "token.getWalletTokenBalances",
+            json!({"chain": "0x1", "address": holder, "toBlock": mid, "excludeSpam": false}),
+            None,
+            Want::balances(&truth, &holder, Some(mid), |_| true),
+        ),
+        truth_call(
+            "a collection's NFTs, limit 7",
+            "nft.getContractNFTs",
+            json!({"chain": "0x1", "address": big, "limit": 7}),
+            Some(7),
+            Want::collection_nfts(&truth, &big, false),
+        ),
+        truth_call(
+            "a collection's NFTs with token id 0, hex ids",
+            "nft.getContractNFTs",
+            json!({"chain": "0x1", "address": upper(&zero_id), "format": "hex", "limit": 1,
+                   "normalizeMetadata": true, "mediaItems": false}),
+            Some(1),
+            Want::collection_nfts(&truth, &zero_id, true),
+        ),
+        truth_call(
+            "a collection's NFTs with metadata",
+            "nft.getContractNFTs",
+            json!({"chain": "0x1", "address": RICH, "limit": 3, "normalizeMetadata": true}),
+            Some(3),
+            Want::collection_nfts(&truth, RICH, false),
+        ),
+        Call {
+            name: "a collection's NFTs, limit out of range".into(),
+            op: "nft.getContractNFTs",
+            params: json!({"chain": "0x1", "address": big, "limit": 101}),
+            expect: Expect::BadRequest { contains: "limit" },
+        },
+    ];
+    for c in &calls {
+        if let Expect::Truth { want, .. } = &c.expect {
+            assert!(want.len() > 0, "{}: the sample answers something", c.name);
+        }
+    }
+    let results = check_client(&app, "moralis-2.27", "/api/v2.2", &calls).await;
+    // The metadata given to RICH's tokens reached the SDK's typed records.
+    for t in typed(&results, "a collection's NFTs with metadata") {
+        assert_eq!(t["metadata"]["name"], json!(META_NAME), "{t}");
+    }
     app.cleanup().await;
 }
 

@@ -3,7 +3,7 @@
 //! (`GET /playground/assets/...`), all compiled into the binary: the page loads nothing from
 //! another host.
 //!
-//! Every execution needs a valid `X-API-Key` ([`crate::server::authenticate`]); the check comes
+//! Every execution needs a valid `X-API-Key` ([`crate::app::authenticate`]); the check comes
 //! before the body is read. Statuses follow [`super::error::http_status`].
 
 use async_graphql::Response as GqlResponse;
@@ -11,9 +11,11 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
+use axum::Extension;
 
 use super::error::{error_response, http_status, Code};
-use crate::server::{authenticate, AppState, AuthFailure, Caller, ReadFailed, Reader};
+use super::Executor;
+use crate::app::{authenticate, AppState, AuthFailure, Caller, ReadFailed, Reader};
 
 /// The largest request body read, in bytes. GraphQL documents are small.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -72,7 +74,11 @@ pub async fn playground_asset(Path(file): Path<String>) -> Response {
 }
 
 /// `POST /graphql`: a JSON body `{"query", "variables", "operationName"}`.
-pub async fn post(State(state): State<AppState>, req: Request) -> Response {
+pub async fn post(
+    State(state): State<AppState>,
+    Extension(executor): Extension<Executor>,
+    req: Request,
+) -> Response {
     let (parts, body) = req.into_parts();
     let caller = match check_key(&state, &parts.headers).await {
         Ok(c) => c,
@@ -93,8 +99,8 @@ pub async fn post(State(state): State<AppState>, req: Request) -> Response {
     match serde_json::from_slice::<async_graphql::Request>(&bytes) {
         Ok(request) => {
             let base = media_base(&state, &parts.headers);
-            let service = crate::server::reader(&state, &parts.extensions);
-            execute(&state, request.data(caller).data(base).data(service)).await
+            let service = crate::app::reader(&state, &parts.extensions);
+            execute(&executor, request.data(caller).data(base).data(service)).await
         }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
@@ -113,6 +119,7 @@ pub async fn post(State(state): State<AppState>, req: Request) -> Response {
 /// (`query`, `variables` as JSON, `operationName`).
 pub async fn get(
     State(state): State<AppState>,
+    Extension(executor): Extension<Executor>,
     Reader(service): Reader,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
@@ -129,7 +136,7 @@ pub async fn get(
     match async_graphql::http::parse_query_string(&raw) {
         Ok(request) => {
             let base = media_base(&state, &headers);
-            execute(&state, request.data(caller).data(base).data(service)).await
+            execute(&executor, request.data(caller).data(base).data(service)).await
         }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
@@ -143,7 +150,7 @@ pub async fn get(
 
 /// The base URL of preview links (`Nft.media`) for this request.
 fn media_base(state: &AppState, headers: &HeaderMap) -> super::media::MediaBase {
-    super::media::MediaBase(crate::rest::media::preview_base(state, headers))
+    super::media::MediaBase(crate::app::preview_base(state, headers))
 }
 
 fn accepts_html(headers: &HeaderMap) -> bool {
@@ -199,8 +206,8 @@ fn too_large() -> Response {
 
 /// Runs `request`; a response with an error of ours is marked [`ReadFailed`], so that one
 /// read from a replica is retried on the primary.
-async fn execute(state: &AppState, request: async_graphql::Request) -> Response {
-    let resp = state.graphql.execute(request).await;
+async fn execute(executor: &Executor, request: async_graphql::Request) -> Response {
+    let resp = executor.execute(request).await;
     let ours = resp
         .errors
         .iter()

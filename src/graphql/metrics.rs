@@ -19,7 +19,7 @@ use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, Opera
 use async_graphql::Response;
 
 use super::error::code_of;
-use crate::ops::metrics::{GRAPHQL_DURATION, GRAPHQL_OPERATIONS};
+use crate::telemetry::metrics::{GRAPHQL_DURATION, GRAPHQL_OPERATIONS};
 
 /// The most distinct operation names given their own series, per process.
 pub const MAX_NAMES: usize = 200;

@@ -63,8 +63,8 @@ use async_graphql::{EmptyMutation, EmptySubscription, Schema, SchemaBuilder};
 use axum::routing::get;
 use axum::Router;
 
+use crate::app::AppState;
 use crate::query::QueryService;
-use crate::server::AppState;
 
 pub use query::QueryRoot;
 
@@ -132,10 +132,12 @@ pub fn sdl() -> String {
     builder().finish().sdl()
 }
 
-/// `POST /graphql`, `GET /graphql`, `GET /playground` and its assets.
-pub fn router() -> Router<AppState> {
+/// `POST /graphql`, `GET /graphql`, `GET /playground` and its assets, answering through
+/// `executor`.
+pub fn router(executor: Executor) -> Router<AppState> {
     Router::new()
         .route("/graphql", get(http::get).post(http::post))
+        .layer(axum::Extension(executor))
         .route("/playground", get(http::playground))
         .route("/playground/assets/{file}", get(http::playground_asset))
 }

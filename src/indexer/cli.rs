@@ -120,7 +120,7 @@ impl IndexerArgs {
             .collect();
         Ok(IndexerConfig {
             chains,
-            lease: super::leader::LeaseConfig {
+            lease: super::config::LeaseConfig {
                 ttl: Duration::from_millis(self.leader_lease_ms),
             },
         })

@@ -64,7 +64,7 @@ impl ChainConfig {
 pub struct IndexerConfig {
     pub chains: Vec<ChainConfig>,
     /// The per-chain leader lease.
-    pub lease: super::leader::LeaseConfig,
+    pub lease: LeaseConfig,
 }
 
 /// Parses `CHAIN=VALUE` (e.g. `eth=http://127.0.0.1:8545`, `0x1=17000000`).
@@ -77,6 +77,28 @@ pub fn parse_chain_value(s: &str) -> Result<(Chain, String), String> {
         return Err(format!("'{s}' has an empty value"));
     }
     Ok((chain, v.trim().to_string()))
+}
+
+/// How long a lease lives without renewal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseConfig {
+    pub ttl: Duration,
+}
+
+impl Default for LeaseConfig {
+    fn default() -> Self {
+        Self {
+            ttl: Duration::from_secs(5),
+        }
+    }
+}
+
+impl LeaseConfig {
+    /// How often a leader renews, and a standby tries to take over: a fifth of the time to
+    /// live, so that a leader survives four failed renewals in a row.
+    pub fn renew_every(&self) -> Duration {
+        (self.ttl / 5).max(Duration::from_millis(50))
+    }
 }
 
 #[cfg(test)]

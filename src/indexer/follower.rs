@@ -14,13 +14,13 @@ use super::config::ChainConfig;
 use super::progress::Progress;
 use super::range::RangeSizer;
 use super::reorg::{find_fork, Fork};
-use super::retry::jitter;
+use super::retry::{jitter, pause};
 use super::rpc::{Rpc, RpcFailure};
-use super::IndexerError;
+use super::{IndexerError, StepError};
 use crate::decode::{self, Decoded, Erc20Move, NftMove};
 use crate::entity::{block, chain_state};
 use crate::store::lease::Fence;
-use crate::store::{self, rollback, Batch, BlockHeader, Checkpoint, StoreError};
+use crate::store::{self, rollback, Batch, BlockHeader, Checkpoint};
 use crate::types::Chain;
 
 /// What one step did.
@@ -29,40 +29,6 @@ enum Step {
     Idle,
     /// Stored a range or rolled back: go on.
     Advanced,
-}
-
-/// Why a step failed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum StepError {
-    #[error(transparent)]
-    Rpc(#[from] RpcFailure),
-    #[error("database: {0}")]
-    Db(#[from] DbErr),
-    #[error(transparent)]
-    Fatal(IndexerError),
-}
-
-impl From<StoreError> for StepError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Db(d) => StepError::Db(d),
-            StoreError::LeaseLost { holder } => StepError::Fatal(IndexerError::LeaseLost {
-                holder: holder.unwrap_or_else(|| "nobody".to_string()),
-            }),
-            other => StepError::Rpc(RpcFailure::Transient(other.to_string())),
-        }
-    }
-}
-
-/// Sleeps `d` unless stopped first; returns true when stopped.
-pub(crate) async fn pause(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
-    if *stop.borrow() {
-        return true;
-    }
-    tokio::select! {
-        _ = tokio::time::sleep(d) => *stop.borrow(),
-        _ = stop.changed() => true,
-    }
 }
 
 /// State shared by the steps of one chain.

@@ -19,14 +19,15 @@ use sea_orm::DatabaseConnection;
 use tokio::sync::watch;
 
 use super::config::ChainConfig;
-use super::follower::{pause, StepError};
 use super::range::RangeSizer;
 use super::retry::jitter;
+use super::retry::pause;
 use super::rpc::{Rpc, RpcFailure};
+use super::StepError;
 use crate::decode::{self, Decoded, RpcLog};
-use crate::ops::metrics::{HISTORY_ACTIVE, HISTORY_LOGS, HISTORY_SCOPES};
 use crate::store::scopes::{self, Failure, Job, Progress};
 use crate::store::{self, Batch, BlockHeader};
+use crate::telemetry::metrics::{HISTORY_ACTIVE, HISTORY_LOGS, HISTORY_SCOPES};
 use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState};
 
 pub use crate::store::scopes::schedule;

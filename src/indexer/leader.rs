@@ -6,39 +6,18 @@
 //! lost or cannot renew it before it expires. A leader that stops cleanly releases the lease,
 //! so a standby takes over at once; one that dies leaves it to expire (`--leader-lease-ms`).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use sea_orm::DatabaseConnection;
 use tokio::sync::watch;
 
-use super::config::ChainConfig;
-use super::follower::{pause, run_chain};
+use super::config::{ChainConfig, LeaseConfig};
+use super::follower::run_chain;
+use super::retry::pause;
 use super::IndexerError;
-use crate::ops::metrics as m;
 use crate::store::lease::{self, Fence};
+use crate::telemetry::metrics as m;
 use crate::types::Chain;
-
-/// How long a lease lives without renewal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LeaseConfig {
-    pub ttl: Duration,
-}
-
-impl Default for LeaseConfig {
-    fn default() -> Self {
-        Self {
-            ttl: Duration::from_secs(5),
-        }
-    }
-}
-
-impl LeaseConfig {
-    /// How often a leader renews, and a standby tries to take over: a fifth of the time to
-    /// live, so that a leader survives four failed renewals in a row.
-    pub fn renew_every(&self) -> Duration {
-        (self.ttl / 5).max(Duration::from_millis(50))
-    }
-}
 
 /// Leads `cfg.chain` whenever this process holds its lease, until `stop`.
 pub async fn lead(

@@ -18,7 +18,7 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect};
 use tokio::sync::watch;
 
-use super::follower::pause;
+use super::retry::pause;
 use super::rpc::{Rpc, RpcFailure};
 use crate::entity::{contract, nft_token};
 use crate::store::now_ms;

@@ -34,7 +34,10 @@ pub use config::{ChainConfig, IndexerConfig};
 
 use std::future::Future;
 
-use sea_orm::DatabaseConnection;
+use sea_orm::{DatabaseConnection, DbErr};
+
+use crate::store::StoreError;
+use rpc::RpcFailure;
 
 /// Why a chain stopped.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +55,29 @@ pub enum IndexerError {
     /// Another process took the chain's lease over: this one stands by again.
     #[error("the chain's lease is held by {holder}")]
     LeaseLost { holder: String },
+}
+
+/// Why a step failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StepError {
+    #[error(transparent)]
+    Rpc(#[from] RpcFailure),
+    #[error("database: {0}")]
+    Db(#[from] DbErr),
+    #[error(transparent)]
+    Fatal(IndexerError),
+}
+
+impl From<StoreError> for StepError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Db(d) => StepError::Db(d),
+            StoreError::LeaseLost { holder } => StepError::Fatal(IndexerError::LeaseLost {
+                holder: holder.unwrap_or_else(|| "nobody".to_string()),
+            }),
+            other => StepError::Rpc(RpcFailure::Transient(other.to_string())),
+        }
+    }
 }
 
 /// Runs every configured chain until `shutdown` completes or a chain fails permanently. Each

@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use crate::ops::metrics::{
+use crate::telemetry::metrics::{
     INDEXER_BLOCKS, INDEXER_HEAD, INDEXER_INDEXED, INDEXER_LAG, INDEXER_LOGS, INDEXER_SKIPPED,
 };
 use crate::types::Chain;

@@ -8,6 +8,19 @@
 
 use std::time::Duration;
 
+use tokio::sync::watch;
+
+/// Sleeps `d` unless stopped first; returns true when stopped.
+pub async fn pause(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
+    if *stop.borrow() {
+        return true;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep(d) => *stop.borrow(),
+        _ = stop.changed() => true,
+    }
+}
+
 /// Backoff parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {

@@ -7,8 +7,8 @@
 //! | "more than N results", "range too large", HTTP 413, response-size errors | [`RpcFailure::TooLarge`]: the caller asks for a smaller range |
 //! | anything else (bad params, method missing, execution reverted) | [`RpcFailure::Permanent`] |
 //!
-//! Every request and every failed attempt is counted ([`crate::ops::metrics::RPC_REQUESTS`],
-//! [`crate::ops::metrics::RPC_ERRORS`] by class), labelled with the chain the endpoint reported
+//! Every request and every failed attempt is counted ([`crate::telemetry::metrics::RPC_REQUESTS`],
+//! [`crate::telemetry::metrics::RPC_ERRORS`] by class), labelled with the chain the endpoint reported
 //! in its first successful `eth_chainId` (`unknown` before that); a reverted `eth_call` is an
 //! answer, not an error.
 
@@ -25,8 +25,8 @@ use serde_json::{json, Value};
 use super::range::{is_range_error, suggested_span};
 use super::retry::{jitter, RetryPolicy};
 use crate::decode::{self, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
-use crate::ops::metrics::{RPC_ERRORS, RPC_REQUESTS};
 use crate::store::BlockHeader;
+use crate::telemetry::metrics::{RPC_ERRORS, RPC_REQUESTS};
 use crate::types::{Address, Chain};
 
 /// A classified RPC failure.

@@ -19,7 +19,7 @@ use axum::Json;
 use migration::MigratorTrait;
 use sea_orm::DatabaseConnection;
 
-use crate::server::AppState;
+use crate::app::AppState;
 
 /// The longest a readiness check waits for the database.
 pub const TIMEOUT: Duration = Duration::from_secs(5);

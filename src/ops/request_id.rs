@@ -8,16 +8,16 @@
 
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request};
-use axum::http::HeaderName;
 use axum::Router;
 use tower::ServiceBuilder;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
-use crate::server::AppState;
+use crate::app::AppState;
 
 /// The header carrying the id, both ways.
-pub const HEADER: HeaderName = HeaderName::from_static("x-request-id");
+pub use crate::telemetry::REQUEST_ID_HEADER as HEADER;
+
 /// The longest client-supplied id kept.
 pub const MAX_LEN: usize = 128;
 

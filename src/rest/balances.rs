@@ -18,8 +18,8 @@ use super::envelope::text;
 use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::BalanceParams;
+use crate::app::Reader;
 use crate::query::{ContractInfo, TokenBalance};
-use crate::server::Reader;
 use crate::types::Address;
 
 /// The response header carrying the answer's `SYNCED` / `SYNCING` status.
@@ -89,8 +89,8 @@ The `X-Sync-Status` header is `SYNCED` once the wallet's whole history (or, with
 starts fetching it and answers `SYNCING` with only the balances of tokens whose own history is \
 complete.",
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::BalanceQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::BalanceQueryParams,
     ),
     responses(
         (status = 200, description = "The wallet's balances.", body = Vec<BalanceRecord>,

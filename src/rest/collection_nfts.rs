@@ -15,11 +15,10 @@ use axum::Json;
 
 use super::envelope::CollectionNfts;
 use super::error::ApiError;
-use super::media::preview_base;
 use super::nft::{path_rejection, records, NftRecord};
 use super::params::CollectionNftsParams;
+use crate::app::{preview_base, AppState, Reader};
 use crate::query::{CollectionNft, Edge, NftHolding, Page};
-use crate::server::{AppState, Reader};
 use crate::types::Address;
 
 /// The page as holdings, so that its records are written as every NFT record is; the owner is
@@ -66,8 +65,8 @@ held over all holders.\n\n\
 collection that is not starts fetching it, and answers `SYNCING` with only the tokens partial \
 history cannot have made up.",
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::OwnersQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::OwnersQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the collection's tokens.", body = CollectionNfts<NftRecord>),

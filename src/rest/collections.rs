@@ -12,8 +12,8 @@ use super::envelope::{text, WalletCollections};
 use super::error::ApiError;
 use super::nft::{path_rejection, ContractTypeSchema};
 use super::params::CollectionsParams;
+use crate::app::Reader;
 use crate::query::{ContractInfo, SyncStatus, WalletCollection};
-use crate::server::Reader;
 use crate::types::Address;
 
 /// One collection, in v2.2's shape (`nftCollections`). Market data tokenql does not have
@@ -89,8 +89,8 @@ tokens the wallet holds (while `SYNCING`, `null`: a count from partial history c
 that is not starts fetching it, and answers `SYNCING` with only the holdings partial history \
 cannot have made up.",
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::CollectionsQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::CollectionsQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the wallet's collections.", body = WalletCollections<CollectionRecord>),

@@ -4,15 +4,15 @@
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::offchain::media::{self, is_url_hash, MediaStatus, MediaStore, PreviewSize};
+use crate::app::AppState;
+use crate::offchain::media::{is_url_hash, MediaStatus, MediaStore, PreviewSize};
 use crate::query::{MediaInfo, MediaPreview};
-use crate::server::AppState;
 use crate::types::iso8601_ms;
 
 /// Preview media of an NFT's image (`media_items=true`).
@@ -116,7 +116,7 @@ fn item(p: &MediaPreview, base: &str) -> MediaItem {
 }
 
 impl MediaRecord {
-    /// The record of `m`, with preview links under `base` (see [`preview_base`]).
+    /// The record of `m`, with preview links under `base` (see [`crate::app::preview_base`]).
     pub fn new(m: &MediaInfo, base: &str) -> Self {
         let find = |size| m.previews.iter().flatten().find(|p| p.size == size);
         let media_collection = match (
@@ -143,14 +143,6 @@ impl MediaRecord {
             media_collection,
         }
     }
-}
-
-/// The base URL of preview links for a request: `--public-url`, else `http://{Host}`.
-pub fn preview_base(state: &AppState, headers: &HeaderMap) -> String {
-    media::public_base(
-        state.ops.options().offchain.public_url.as_deref(),
-        headers.get(header::HOST).and_then(|h| h.to_str().ok()),
-    )
 }
 
 fn not_found(message: &'static str) -> Response {
@@ -221,7 +213,7 @@ mod tests {
                     .into_iter()
                     .map(|size| MediaPreview {
                         size,
-                        path: media::preview_path(&"0".repeat(64), size),
+                        path: crate::offchain::media::preview_path(&"0".repeat(64), size),
                         width: size.long_side(),
                         height: size.long_side() / 2,
                     })

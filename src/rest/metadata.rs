@@ -53,7 +53,7 @@ pub struct Attribute {
     /// The trait's title.
     pub trait_type: Option<String>,
     /// Its value, as the metadata gives it (text, number, boolean).
-    #[schema(schema_with = super::openapi::attribute_value)]
+    #[schema(schema_with = super::schemas::attribute_value)]
     pub value: Value,
     /// How the value should be displayed.
     pub display_type: Option<String>,

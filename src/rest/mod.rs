@@ -33,6 +33,7 @@ pub mod nft_transfers;
 pub mod openapi;
 pub mod owners;
 pub mod params;
+pub mod schemas;
 pub mod token_transfers;
 pub mod transfers;
 
@@ -40,7 +41,7 @@ use axum::middleware::map_response;
 use axum::routing::get;
 use axum::Router;
 
-use crate::server::AppState;
+use crate::app::AppState;
 
 pub use error::ApiError;
 

@@ -15,11 +15,12 @@ use utoipa::ToSchema;
 
 use super::envelope::{text, NftEnvelope};
 use super::error::ApiError;
-use super::media::{preview_base, MediaRecord};
+use super::media::MediaRecord;
 use super::metadata::NormalizedMetadata;
 use super::params::{NftParams, NftShape};
+use crate::app::preview_base;
+use crate::app::{AppState, Reader};
 use crate::query::{ContractInfo, MediaSource, NftHolding, Page, QueryService, TokenInfo};
-use crate::server::{AppState, Reader};
 use crate::types::{iso8601_ms, Address, Chain, TokenIdFormat, Uint256};
 
 /// One NFT held by the wallet, as Moralis writes it: numbers as strings, missing values `null`.
@@ -179,8 +180,8 @@ on is still being indexed or the indexer trails the chain head.\n\
 (once), and answers `SYNCING` until it is done.\n\
 - Records are ordered by contract, then token id; pass `cursor` to get the next page.",
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::NftQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::NftQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the wallet's NFTs.", body = NftEnvelope<NftRecord>),

@@ -23,8 +23,8 @@ use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::NftTransferParams;
 use super::transfers::contracts_and_labels;
+use crate::app::Reader;
 use crate::query::{ContractInfo, NftTransfer, QueryService};
-use crate::server::Reader;
 use crate::types::{iso8601_secs, Address, TokenIdFormat};
 
 /// One NFT move in v2.2's shape (`nftTransfer`). Fields tokenql has no data for are `null`.
@@ -187,8 +187,8 @@ in `contract_addresses` only.\n\n", moves_and_order!(), "\n\n\
 `status` is `SYNCED` once the wallet's whole history is indexed (or every named collection's); \
 the first request for a wallet that is not starts fetching it, and answers `SYNCING`."),
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::WalletNftTransferQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::WalletNftTransferQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the wallet's NFT moves.", body = NftTransferCollection<NftTransferRecord>),
@@ -215,8 +215,8 @@ pub(super) async fn wallet_nft_transfers(
 `status` is `SYNCED` once the collection's whole history is indexed; the first request for a \
 collection that is not starts fetching it, and answers `SYNCING`."),
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::CollectionNftTransferQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::CollectionNftTransferQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the collection's NFT moves.", body = NftTransferCollection<NftTransferRecord>),

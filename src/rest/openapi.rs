@@ -38,18 +38,10 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi, ToSchema};
 
 use super::error::ErrorBody;
-use crate::server::AppState;
-use params::OrderList;
+use super::schemas::{AddressSchema, ChainList, OrderList, TokenIdFormatSchema};
+use crate::app::AppState;
 
 mod normalize;
-mod params;
-
-pub use params::{
-    attribute_value, AddressSchema, BalanceQueryParams, ChainList,
-    CollectionNftTransferQueryParams, CollectionsQueryParams, NftQueryParams, OwnersQueryParams,
-    TokenIdFormatSchema, TokenTransferQueryParams, TransferQueryParams,
-    WalletNftTransferQueryParams, WalletTransferQueryParams,
-};
 
 /// The name of the security scheme of every operation.
 pub const SECURITY_SCHEME: &str = "ApiKeyAuth";

@@ -17,10 +17,9 @@ use axum::Json;
 
 use super::envelope::NftEnvelope;
 use super::error::ApiError;
-use super::media::preview_base;
 use super::nft::{path_rejection, records, NftRecord};
 use super::params::OwnersParams;
-use crate::server::{AppState, Reader};
+use crate::app::{preview_base, AppState, Reader};
 
 /// Reads a page of holders and writes its records.
 async fn answer(
@@ -51,8 +50,8 @@ token id, then owner; pass `cursor` to get the next page.\n\n\
 collection that is not starts fetching it, and answers `SYNCING` with only the holdings that \
 partial history cannot have made up.",
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::OwnersQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::OwnersQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the collection's holders.", body = NftEnvelope<NftRecord>),
@@ -81,9 +80,9 @@ pub(super) async fn collection_owners(
 ordered by owner; pass `cursor` to get the next page.\n\n\
 `status` is `SYNCED` once the collection's whole history is indexed (see `getNFTOwners`).",
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
+        ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
         ("token_id" = String, Path, description = "The token id: decimal digits, or `0x` and hex digits; at most 2^256-1."),
-        super::openapi::OwnersQueryParams,
+        super::schemas::OwnersQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the token's holders.", body = NftEnvelope<NftRecord>),

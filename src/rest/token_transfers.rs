@@ -23,8 +23,8 @@ use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::TransferParams;
 use super::transfers::{transfer_page, TransferPage};
+use crate::app::Reader;
 use crate::query::{ContractInfo, Erc20Transfer};
-use crate::server::Reader;
 use crate::types::{iso8601_secs, Address};
 
 /// One ERC20 transfer in v2.2's shape (`erc20Transaction`): numbers as strings but for the two
@@ -172,8 +172,8 @@ token contracts in `contract_addresses` only.\n\n", bounds_and_order!(), "\n\n\
 `status` is `SYNCED` once the wallet's whole history is indexed (or every named contract's); \
 the first request for a wallet that is not starts fetching it, and answers `SYNCING`."),
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::WalletTransferQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::WalletTransferQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the wallet's transfers.", body = TransactionCollection<TransactionRecord>),
@@ -201,8 +201,8 @@ pub(super) async fn wallet_token_transfers(
 `status` is `SYNCED` once the token's whole history is indexed; the first request for a token \
 that is not starts fetching it, and answers `SYNCING`."),
     params(
-        ("address" = super::openapi::AddressSchema, Path, description = "The token contract: `0x` and 40 hex digits, in any letter case."),
-        super::openapi::TokenTransferQueryParams,
+        ("address" = super::schemas::AddressSchema, Path, description = "The token contract: `0x` and 40 hex digits, in any letter case."),
+        super::schemas::TokenTransferQueryParams,
     ),
     responses(
         (status = 200, description = "A page of the token's transfers.", body = TransactionCollection<TransactionRecord>),

@@ -17,8 +17,8 @@ use utoipa::ToSchema;
 use super::envelope::{text, TransferEnvelope};
 use super::error::ApiError;
 use super::params::TransferParams;
+use crate::app::Reader;
 use crate::query::{ContractInfo, Erc20Transfer, Page, QueryService};
-use crate::server::Reader;
 use crate::types::{iso8601_secs, Address, Chain};
 
 /// The `Deprecation` header of RFC 9745.
@@ -142,7 +142,7 @@ Include or exclude token contracts (`contract_addresses`, `exclude_contracts`) a
 (`from_block`, `to_block`, inclusive), and pass `cursor` to get the next page.\n\n\
 Deprecated upstream since 2023-09-04, and still served fully: every answer carries a \
 `Deprecation` header (RFC 9745).",
-    params(super::openapi::TransferQueryParams),
+    params(super::schemas::TransferQueryParams),
     responses(
         (status = 200, description = "A page of transfers.", body = TransferEnvelope<TransferRecord>),
     ),

@@ -9,6 +9,7 @@
 
 mod bulk;
 mod derive;
+pub mod dialect;
 pub mod lease;
 pub(crate) mod lists;
 pub mod meta;
@@ -158,7 +159,7 @@ pub async fn write_batch(
 /// transaction at a time by itself. A chain without a checkpoint yet (an import's first batch)
 /// has one writer.
 pub(crate) async fn lock_chain<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<(), DbErr> {
-    if db.get_database_backend() == sea_orm::DbBackend::Sqlite {
+    if !dialect::Dialect::of(db).locks_rows() {
         return Ok(());
     }
     chain_state::Entity::find_by_id(chain.db_id())

@@ -8,7 +8,8 @@
 // BASE_URL is handed to the SDK as `evmApiBaseUrl` (e.g. http://127.0.0.1:PORT/api/v2).
 // input.json: {"apiKey": "...", "calls": [{"name": "...", "op": "nft.getWalletNFTs",
 // "params": {...}}]}. `op` is `group.method` of `Moralis.EvmApi`; `params` goes to it as it is.
-// Each call is paged with `response.next()` while `response.hasNext()`.
+// Each call is paged with `response.next()` while `response.hasNext()` (a call whose response
+// is not paged, such as getWalletTokenBalances, is one page).
 //
 // The SDK is started with `Moralis.start({ apiKey, evmApiBaseUrl })` and nothing else; the only
 // other thing this script does is watch the HTTP requests it sends, passively, through Node's
@@ -114,7 +115,9 @@ async function main(Moralis, packages) {
       }
       let response = await api[method](call.params);
       for (;;) {
-        const page = { raw: plain(response.toJSON()), result: null, hasNext: response.hasNext() };
+        // A call that is not paged (getWalletTokenBalances: a bare array) has no hasNext().
+        const paged = typeof response.hasNext === 'function';
+        const page = { raw: plain(response.toJSON()), result: null, hasNext: paged && response.hasNext() };
         out.pages.push(page);
         page.result = response.result.map((r) => plain(typeof r.toJSON === 'function' ? r.toJSON() : r));
         if (!page.hasNext) break;

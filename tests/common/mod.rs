@@ -262,11 +262,11 @@ impl TestApp {
 
 /// Starts a server on a fresh, migrated database of `backend`, with one API key.
 pub async fn spawn(backend: Backend) -> TestApp {
-    spawn_with(backend, tokenql::ops::ServerOptions::default()).await
+    spawn_with(backend, tokenql::app::ServerOptions::default()).await
 }
 
 /// [`spawn`] with these operational settings (e.g. the off-chain `media_dir`).
-pub async fn spawn_with(backend: Backend, options: tokenql::ops::ServerOptions) -> TestApp {
+pub async fn spawn_with(backend: Backend, options: tokenql::app::ServerOptions) -> TestApp {
     use migration::MigratorTrait;
 
     // reqwest is built without a TLS provider of its own (see `tokenql::tls`).

@@ -84,7 +84,9 @@ impl Env {
     pub async fn exec(&self, query: &str, variables: Value) -> Value {
         let req = async_graphql::Request::new(query)
             .variables(async_graphql::Variables::from_json(variables));
-        let resp = self.state.graphql.execute(req).await;
+        let resp = tokenql::graphql::schema(self.state.service.clone())
+            .execute(req)
+            .await;
         serde_json::to_value(&resp).expect("response serializes")
     }
 

@@ -60,7 +60,7 @@ impl SharedLimit {
     /// Buckets in the Redis server at `url`, under `prefix`; a request waits up to `timeout`
     /// for it.
     pub fn new(url: RedisUrl, prefix: &str, timeout: Duration) -> Self {
-        super::metrics::rate_store_up(true);
+        crate::telemetry::metrics::rate_store_up(true);
         Self {
             redis: Redis::new(url, timeout),
             prefix: if prefix.is_empty() { "tokenql" } else { prefix }.to_string(),
@@ -103,14 +103,14 @@ impl SharedLimit {
             Ok(_) => {
                 if self.down.swap(false, Ordering::Relaxed) {
                     tracing::info!("the shared rate-limit store answers again");
-                    super::metrics::rate_store_up(true);
+                    crate::telemetry::metrics::rate_store_up(true);
                 }
             }
             Err(e) => {
-                super::metrics::rate_store_fallback();
+                crate::telemetry::metrics::rate_store_fallback();
                 if !self.down.swap(true, Ordering::Relaxed) {
                     tracing::warn!(error = %e, "the shared rate-limit store is unavailable; limiting with this process's own buckets");
-                    super::metrics::rate_store_up(false);
+                    crate::telemetry::metrics::rate_store_up(false);
                 }
             }
         }

@@ -14,7 +14,7 @@ use axum::http::{header, HeaderName, HeaderValue, Method};
 use axum::Router;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use crate::server::AppState;
+use crate::app::AppState;
 
 /// Which origins may call the API from a browser.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,12 +68,12 @@ impl CorsOrigins {
                     HeaderName::from_static("x-api-key"),
                     header::AUTHORIZATION,
                     header::CONTENT_TYPE,
-                    super::request_id::HEADER,
+                    crate::telemetry::REQUEST_ID_HEADER,
                 ])
                 .expose_headers([
                     HeaderName::from_static("deprecation"),
                     header::RETRY_AFTER,
-                    super::request_id::HEADER,
+                    crate::telemetry::REQUEST_ID_HEADER,
                 ])
                 .max_age(Duration::from_secs(3600)),
         )

@@ -2,7 +2,14 @@
 //! human-readable or JSON lines (`TOKENQL_LOG_FORMAT=json`), always on stderr so that stdout
 //! stays for command output.
 
+pub mod metrics;
+
+use axum::http::HeaderName;
 use tracing_subscriber::{fmt, EnvFilter};
+
+/// The header carrying a request's id, both ways (`crate::ops::request_id`), and exposed to
+/// browsers by CORS.
+pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
