@@ -535,17 +535,15 @@ async fn the_graph_fits_the_limits_for_reasonable_queries() {
         Some(WALLET_NFTS)
     );
 
-    let walk = |outer: usize| {
-        format!(
-            "{{ wallet(address: \"{NFT_WALLET}\") {{ nftCollections(first: {outer}) {{ edges {{ node {{
-                collection {{ nfts(first: 5) {{ edges {{ node {{ nft {{
-                    owners(first: 5) {{ edges {{ node {{ ownerOf }} }} }} }} }} }} }} }} }} }} }} }} }}"
-        )
-    };
-    let data = env.data(&walk(10), json!({})).await;
+    // The deepest walk: a wallet's collections, each collection's held tokens.
+    let walk = format!(
+        "{{ wallet(address: \"{NFT_WALLET}\") {{ nftCollections(first: 50) {{ edges {{ node {{
+            collection {{ nfts(first: 5) {{ edges {{ node {{ tokenId ownerOf }} }} }} }} }} }} }} }} }}"
+    );
+    let data = env.data(&walk, json!({})).await;
     let owner = &data["wallet"]["nftCollections"]["edges"][0]["node"]["collection"]["nfts"]
-        ["edges"][0]["node"]["nft"]["owners"]["edges"][0]["node"]["ownerOf"];
-    assert!(owner.is_string(), "{data}");
+        ["edges"][0]["node"]["ownerOf"];
+    assert_eq!(owner, NFT_WALLET, "{data}");
 
     let nested = |outer: usize| {
         format!(
@@ -555,14 +553,20 @@ async fn the_graph_fits_the_limits_for_reasonable_queries() {
     };
     env.data(&nested(50), json!({})).await;
     expect_bad_input(&env, &nested(100), json!({}), "query is too complex").await;
-    let token_owners = |outer: usize| {
+    let token_transfers = |outer: usize| {
         format!(
-            "{{ nftCollection(address: \"{USDT}\") {{ nfts(first: {outer}) {{ edges {{ node {{
-                nft {{ owners(first: 1) {{ edges {{ node {{ ownerOf }} }} }} }} }} }} }} }} }}"
+            "{{ wallet(address: \"{NFT_WALLET}\") {{ tokenBalances(first: {outer}) {{ edges {{ node {{
+                token {{ transfers(first: 1) {{ edges {{ node {{ value }} }} }} }} }} }} }} }} }}"
         )
     };
-    env.data(&token_owners(50), json!({})).await;
-    expect_bad_input(&env, &token_owners(100), json!({}), "query is too complex").await;
+    env.data(&token_transfers(50), json!({})).await;
+    expect_bad_input(
+        &env,
+        &token_transfers(100),
+        json!({}),
+        "query is too complex",
+    )
+    .await;
 }
 
 /// A bad argument of a list nested in the graph is refused like one of a root field: `data`

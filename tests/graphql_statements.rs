@@ -266,13 +266,12 @@ async fn subjects(env: &Env) -> Subjects {
     }
 }
 
-/// Every field of `NftToken` and of the collection it links to.
-const NFT_TOKEN: &str = "tokenAddress tokenId contractType tokenHash tokenUri metadata \
+/// Every field of an NFT's own data (`CollectionNft` has them).
+const NFT_OWN: &str = "tokenAddress tokenId contractType tokenHash tokenUri metadata \
     media { status } blockNumberMinted minterAddress lastTokenUriSync lastMetadataSync name \
-    symbol possibleSpam verifiedCollection collection { address contractType name symbol \
-    possibleSpam }";
+    symbol possibleSpam verifiedCollection";
 
-/// Every field of `NftTransfer`, and of the token it moved.
+/// Every field of `NftTransfer`.
 const MOVE: &str = "tokenAddress tokenId contractType fromWallet toWallet fromWalletLabel \
     toWalletLabel operator amount blockNumber blockHash blockTimestamp transactionHash \
     transactionIndex logIndex batchIndex name symbol possibleSpam verifiedCollection";
@@ -287,11 +286,10 @@ fn graph_lists(x: &Subjects) -> Vec<(String, [&'static str; 2], &'static str)> {
         );
         (query, [root, list])
     };
-    let moves = format!("{MOVE} nft {{ {NFT_TOKEN} }}");
     let holding = format!("{NFT_FIELDS} media {{ status }}");
     let balance = "balance balanceDecimal token { address name symbol decimals logo possibleSpam }";
     let held = "count collection { address contractType name symbol possibleSpam }";
-    let tokens = format!("ownerOf amount blockNumber nft {{ {NFT_TOKEN} }}");
+    let tokens = format!("ownerOf amount blockNumber {NFT_OWN}");
     let c = x.collection.as_str();
     let lists = [
         (
@@ -308,7 +306,7 @@ fn graph_lists(x: &Subjects) -> Vec<(String, [&'static str; 2], &'static str)> {
         ),
         (q("wallet", NFT_WALLET, "nfts", &holding), "a wallet's NFTs"),
         (
-            q("wallet", NFT_WALLET, "nftTransfers", &moves),
+            q("wallet", NFT_WALLET, "nftTransfers", MOVE),
             "a wallet's NFT moves",
         ),
         (
@@ -320,7 +318,7 @@ fn graph_lists(x: &Subjects) -> Vec<(String, [&'static str; 2], &'static str)> {
             "a collection's owners",
         ),
         (
-            q("nftCollection", c, "transfers", &moves),
+            q("nftCollection", c, "transfers", MOVE),
             "a collection's moves",
         ),
         (

@@ -3,7 +3,7 @@
 
 use async_graphql::{Context, Object};
 
-use super::connection::Connection;
+use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::{selects, ContractKey, Keys, Primed, Related};
 use super::scalars::Uint256;
@@ -14,6 +14,11 @@ use crate::query::{self, QueryService, TokenBalanceQuery};
 pub struct TokenBalance {
     held: query::TokenBalance,
     token: Token,
+}
+
+impl Listed for TokenBalance {
+    const CONNECTION: &'static str = "TokenBalanceConnection";
+    const EDGE: &'static str = "TokenBalanceEdge";
 }
 
 /// A wallet's balance of one ERC20 token, from the wallet's whole transfer history.

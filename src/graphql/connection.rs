@@ -1,21 +1,36 @@
 //! What every Relay connection shares: the generic [`Connection`] and [`Edge`], `PageInfo`,
 //! `SyncStatus`, and the cost of a page ([`page_cost`]).
 //!
-//! A connection is built from one page of the query service ([`Connection::from_page`]); each
-//! concrete connection and edge type is named in the `concrete(...)` lists below, so that the
-//! schema shows one `XConnection` / `XEdge` pair per kind of node.
+//! A connection is built from one page of the query service ([`Connection::from_page`]). Each
+//! node type names its connection and edge types ([`Listed`]), so that the schema shows one
+//! `XConnection` / `XEdge` pair per kind of node, and this module needs none of them.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use async_graphql::{Enum, Object, OutputType, SimpleObject};
+use async_graphql::{Enum, Object, OutputType, SimpleObject, TypeName};
 
-use super::balances::TokenBalance;
-use super::collection_nfts::CollectionNft;
-use super::nft::Nft;
-use super::nft_transfer::NftTransfer;
-use super::transfer::Erc20Transfer;
-use super::wallet_collections::WalletCollection;
 use crate::query::{self, CursorMint, Page};
+
+/// A node type of a list: the names of its connection and edge types in the schema.
+pub trait Listed {
+    /// The name of `Connection<Self>`, e.g. `NftTransferConnection`.
+    const CONNECTION: &'static str;
+    /// The name of `Edge<Self>`, e.g. `NftTransferEdge`.
+    const EDGE: &'static str;
+}
+
+impl<N: Listed + Send + Sync> TypeName for Edge<N> {
+    fn type_name() -> Cow<'static, str> {
+        Cow::Borrowed(N::EDGE)
+    }
+}
+
+impl<N: Listed + Send + Sync> TypeName for Connection<N> {
+    fn type_name() -> Cow<'static, str> {
+        Cow::Borrowed(N::CONNECTION)
+    }
+}
 
 /// The `XEdge` objects: a record with the cursor that resumes right after it (signed only when
 /// selected).
@@ -26,15 +41,8 @@ pub struct Edge<N> {
 }
 
 /// A record of the list, with its cursor.
-#[Object(
-    concrete(name = "NftEdge", params(Nft)),
-    concrete(name = "Erc20TransferEdge", params(Erc20Transfer)),
-    concrete(name = "NftTransferEdge", params(NftTransfer)),
-    concrete(name = "TokenBalanceEdge", params(TokenBalance)),
-    concrete(name = "WalletCollectionEdge", params(WalletCollection)),
-    concrete(name = "CollectionNftEdge", params(CollectionNft))
-)]
-impl<N: OutputType> Edge<N> {
+#[Object(name_type)]
+impl<N: OutputType + Listed> Edge<N> {
     /// Pass as `after` to get the records that follow this one.
     async fn cursor(&self) -> String {
         self.mint.cursor(&self.key)
@@ -78,18 +86,8 @@ impl<N> Connection<N> {
 
 /// One page of a list, in the order the field that returned it states. Pass
 /// `pageInfo.endCursor` as `after` (with the same arguments) for the next page.
-#[Object(
-    concrete(name = "NftOwnerConnection", params(Nft)),
-    concrete(name = "Erc20TransferConnection", params(Erc20Transfer)),
-    concrete(name = "NftTransferConnection", params(NftTransfer)),
-    concrete(name = "TokenBalanceConnection", params(TokenBalance)),
-    concrete(name = "WalletCollectionConnection", params(WalletCollection)),
-    concrete(name = "CollectionNftConnection", params(CollectionNft))
-)]
-impl<N: OutputType> Connection<N>
-where
-    Edge<N>: OutputType,
-{
+#[Object(name_type)]
+impl<N: OutputType + Listed> Connection<N> {
     /// The records of this page, each with the cursor that resumes right after it.
     async fn edges(&self) -> &[Edge<N>] {
         &self.edges
@@ -163,7 +161,7 @@ pub fn page_cost(first: i32, child_complexity: usize) -> usize {
 }
 
 /// The complexity of a list that can sit in the nodes of another list (`Token.transfers`,
-/// `NftCollection.*`, `NftToken.*`): nested, it runs its statements once per record of the
+/// `NftCollection.*`): nested, it runs its statements once per record of the
 /// outer page, which counts it once per block of 10, so it costs [`NESTED_LIST`] rather
 /// than 10. An outer page of 100 records cannot nest a list within [`super::MAX_COMPLEXITY`];
 /// one of 50 can.

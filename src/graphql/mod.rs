@@ -5,9 +5,11 @@
 //! - The objects, built from the query service's model types (never from database rows):
 //!   [`wallet`] (`Wallet`), [`token`] (`Token`), [`balances`] (`TokenBalance`),
 //!   [`collection`] (`NftCollection`), [`wallet_collections`] (`WalletCollection`),
-//!   [`collection_nfts`] (`CollectionNft`), [`nft_token`] (`NftToken`, with [`linked`]: what
-//!   a page's tokens share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`),
-//!   [`nft_transfer`] (`NftTransfer`), [`media`] (`NftMedia`).
+//!   [`collection_nfts`] (`CollectionNft`), [`nft_token`] (`NftToken`), [`nft_fields`] (an
+//!   NFT's own fields, part of `NftToken` and `CollectionNft`, and what a page's tokens
+//!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
+//!   (`NftTransfer`), [`media`] (`NftMedia`). Modules import one another one way only (the
+//!   `architecture` test): a list's node never leads back to the object that lists it.
 //! - [`connection`]: the generic `Connection`/`Edge` every list uses, `PageInfo`, `SyncStatus`.
 //! - [`args`]: argument parsing into [`crate::types`]; [`enums`]; [`scalars`]: `Address`,
 //!   `Uint256` (a decimal string: never a float) and `BlockNumber`.
@@ -22,17 +24,17 @@
 //!
 //! # Limits
 //!
-//! - Depth: at most [`MAX_DEPTH`] levels of selections. The deepest walk of the graph that
-//!   makes sense, `wallet { nftCollections { edges { node { collection { nfts { edges { node {
-//!   nft { owners { edges { node { ownerOf } } } } } } } } } } } }`, is 13 deep; the limit is
-//!   set by introspection, which is recursive: the standard introspection query GraphiQL sends
-//!   (graphql-js, `ofType` nested 9 times) is 15 deep.
+//! - Depth: at most [`MAX_DEPTH`] levels of selections. The deepest walk of the graph,
+//!   `wallet { nftCollections { edges { node { collection { nfts { edges { node { tokenId } } }
+//!   } } } } } }`, is 9 deep; the limit is set by introspection, which is recursive: the
+//!   standard introspection query GraphiQL sends (graphql-js, `ofType` nested 9 times) is 15
+//!   deep.
 //! - Complexity: at most [`MAX_COMPLEXITY`]. A field costs 1 plus its selection; a list
 //!   costs 10 plus its selection once per started block of 10 records
 //!   ([`connection::page_cost`]), so one full page of 100 transfers with every field costs 230
 //!   (290 with `pageInfo` and `status`): a query may ask for six to eight of them, or for all
 //!   five lists of a wallet at once. A list that can sit in the nodes of another list
-//!   (`Token.transfers`, `NftCollection.*`, `NftToken.*`) costs 200 instead of 10
+//!   (`Token.transfers`, `NftCollection.*`) costs 200 instead of 10
 //!   ([`connection::nested_page_cost`]): nested, its statements run once per outer record,
 //!   so an outer page of 100 records cannot nest a list, and one of 50 can. The limit is
 //!   unchanged by the graph.
@@ -45,11 +47,11 @@ pub mod connection;
 pub mod enums;
 pub mod error;
 pub mod http;
-pub mod linked;
 pub mod loaders;
 pub mod media;
 pub mod metrics;
 pub mod nft;
+pub mod nft_fields;
 pub mod nft_token;
 pub mod nft_transfer;
 pub mod query;

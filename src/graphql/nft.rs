@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::connection::{Connection, Edge, PageInfo, SyncStatus};
+use super::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
 use super::loaders::{selects, ContractKey, Keys, Primed, Related, TokenKey};
@@ -64,6 +64,11 @@ pub struct Nft {
     primed: Arc<Primed>,
     /// Its preview media, when selected and its metadata is fetched; and the links' base.
     media: Option<(MediaInfo, Arc<str>)>,
+}
+
+impl Listed for Nft {
+    const CONNECTION: &'static str = "NftOwnerConnection";
+    const EDGE: &'static str = "NftEdge";
 }
 
 impl Nft {

@@ -1,160 +1,91 @@
-//! One NFT: the `NftToken` object (`nft(...)`, and the `nft` of a move or of a collection's
-//! token), with its metadata, media, owners and moves. What it reads comes from the [`Linked`]
-//! data of its page.
+//! One NFT: the `NftToken` object (`nft(...)`): its own data ([`NftFields`]), and what it
+//! leads to: its collection, its owners and its moves ([`NftLinks`]).
 
 use std::sync::Arc;
 
-use async_graphql::{Context, Object};
+use async_graphql::{Context, MergedObject, Object};
 
-use super::collection::NftCollection;
-use super::connection::{nested_page_cost, Connection};
-use super::enums::{format_id, ContractType, Order};
+use super::collection::{NftCollection, CONTRACT_FIELDS as COLLECTION_FIELDS};
+use super::connection::{page_cost, Connection};
+use super::enums::Order;
 use super::error::GqlError;
-use super::linked::Linked;
-use super::media::NftMedia;
+use super::loaders::{selects, ContractKey, Keys, Primed, Related};
 use super::nft::{self as holdings, Nft};
+use super::nft_fields::{Linked, NftFields};
 use super::nft_transfer::{self, NftTransfer};
-use super::scalars::{Address, BlockNumber};
+use super::scalars::BlockNumber;
 use super::{args, service};
-use crate::query::{token_hash, ContractInfo, TokenInfo};
-use crate::types::{self, iso8601_ms};
+use crate::query::QueryService;
+use crate::types::{self, Chain};
 
-/// The `NftToken` object.
-pub struct NftToken {
+/// One NFT (a token id of a collection), whoever holds it: its metadata, its preview media, its
+/// collection, its owners and its moves. Fields tokenql has no data for yet are `null`.
+#[derive(MergedObject)]
+pub struct NftToken(NftFields, NftLinks);
+
+impl NftToken {
+    /// `nft(...)`: the token's rows, its contract's metadata and its media, each in one
+    /// statement when the selection needs it.
+    pub async fn load(
+        ctx: &Context<'_>,
+        service: &QueryService,
+        chain: Chain,
+        contract: types::Address,
+        token_id: types::Uint256,
+        format: types::TokenIdFormat,
+    ) -> Result<Self, GqlError> {
+        let look = ctx.look_ahead();
+        let mut keys = Keys::default();
+        Linked::want(&look, &[(contract, token_id, false)], &mut keys);
+        let media = look.field("media").exists();
+        // The collection's metadata; and its standard, which decides whether `{id}` in an
+        // image URL is the token id.
+        if media || selects(&look.field("collection"), COLLECTION_FIELDS) {
+            keys.contracts.push(ContractKey(contract));
+        }
+        let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
+        let standard = match media {
+            true => primed
+                .contract(contract)
+                .await?
+                .and_then(|c| c.standard.clone()),
+            false => None,
+        };
+        let tokens = vec![(contract, token_id, standard.as_deref() == Some("ERC1155"))];
+        let linked = Linked::load(ctx, service, chain, format, primed, &look, tokens).await?;
+        let links = NftLinks {
+            contract,
+            token_id,
+            linked: linked.clone(),
+        };
+        Ok(NftToken(linked.fields(contract, token_id, None), links))
+    }
+}
+
+/// The `NftLinks` object: merged into `NftToken`.
+pub struct NftLinks {
     contract: types::Address,
     token_id: types::Uint256,
-    contract_type: Option<String>,
     linked: Arc<Linked>,
 }
 
-impl NftToken {
-    /// One token of `linked`'s page: `contract_type` when the record that links to it knows it.
-    pub fn new(
-        linked: Arc<Linked>,
-        contract: types::Address,
-        token_id: types::Uint256,
-        contract_type: Option<&str>,
-    ) -> Self {
-        Self {
-            contract,
-            token_id,
-            contract_type: contract_type.map(str::to_string),
-            linked,
-        }
-    }
-
-    async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
-        self.linked.primed.contract(self.contract).await
-    }
-
-    async fn row(&self) -> Result<Option<Arc<TokenInfo>>, GqlError> {
-        self.linked.primed.token(self.contract, self.token_id).await
-    }
-}
-
-/// One NFT (a token id of a collection), whoever holds it: its metadata, its preview media,
-/// its owners and its moves. Fields tokenql has no data for yet are `null`.
+/// What one NFT leads to.
 #[Object]
-impl NftToken {
-    /// The collection's contract.
-    async fn token_address(&self) -> Address {
-        self.contract.into()
-    }
-
-    /// The token id, exact, in the `tokenIdFormat` asked.
-    async fn token_id(&self) -> String {
-        format_id(&self.token_id, self.linked.format)
-    }
-
-    /// `ERC721` or `ERC1155`; `null` while the contract's standard is unknown.
-    async fn contract_type(&self) -> Result<Option<ContractType>, GqlError> {
-        if let Some(t) = &self.contract_type {
-            return ContractType::stored(t, self.contract).map(Some);
-        }
-        let standard = self.contract().await?.and_then(|c| c.standard.clone());
-        Ok(standard.as_deref().and_then(ContractType::parse))
-    }
-
-    /// A stable identifier of the token (chain, contract and token id): 32 hex digits.
-    async fn token_hash(&self) -> String {
-        token_hash(self.linked.chain, self.contract, self.token_id)
-    }
-
+impl NftLinks {
     /// The collection, to walk to its other tokens, owners and moves.
     async fn collection(&self) -> NftCollection {
         NftCollection::new(
             self.linked.chain,
             self.contract,
-            self.contract_type.clone(),
+            None,
             self.linked.primed.clone(),
         )
-    }
-
-    /// The token's metadata URI, when known.
-    async fn token_uri(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.row().await?.and_then(|t| t.token_uri.clone()))
-    }
-
-    /// The token's metadata, a JSON document as a string, when fetched.
-    async fn metadata(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.row().await?.and_then(|t| t.metadata.clone()))
-    }
-
-    /// Preview media of the token's image (as `Nft.media`); `null` while the token's metadata
-    /// is not fetched.
-    async fn media(&self) -> Option<NftMedia> {
-        self.linked.media(self.contract, self.token_id)
-    }
-
-    /// The block at which the token was minted, when known.
-    async fn block_number_minted(&self) -> Result<Option<BlockNumber>, GqlError> {
-        let row = self.row().await?;
-        Ok(row
-            .and_then(|t| t.block_number_minted)
-            .map(BlockNumber::from))
-    }
-
-    /// The address that minted the token, when known.
-    async fn minter_address(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.row().await?.and_then(|t| t.minter_address.clone()))
-    }
-
-    /// When the token URI was last fetched: ISO 8601 UTC with milliseconds.
-    async fn last_token_uri_sync(&self) -> Result<Option<String>, GqlError> {
-        let row = self.row().await?;
-        Ok(row.and_then(|t| t.last_token_uri_sync).map(iso8601_ms))
-    }
-
-    /// When the metadata was last fetched: ISO 8601 UTC with milliseconds.
-    async fn last_metadata_sync(&self) -> Result<Option<String>, GqlError> {
-        let row = self.row().await?;
-        Ok(row.and_then(|t| t.last_metadata_sync).map(iso8601_ms))
-    }
-
-    /// The collection's name, when known.
-    async fn name(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.name.clone()))
-    }
-
-    /// The collection's symbol, when known.
-    async fn symbol(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.symbol.clone()))
-    }
-
-    /// Whether the collection is flagged as possible spam.
-    async fn possible_spam(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.possible_spam))
-    }
-
-    /// Whether the collection is verified.
-    async fn verified_collection(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.verified))
     }
 
     /// Who holds the token now (an ERC1155 token may have many holders), ordered by owner.
     /// `SYNCED` once the collection's whole history is indexed; before, the first request
     /// schedules it, and only holdings partial history cannot have made up are shown.
-    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
     async fn owners(
         &self,
         ctx: &Context<'_>,
@@ -179,7 +110,7 @@ impl NftToken {
     /// block, log index, then position in a batch. `SYNCED` once the collection's whole
     /// history is indexed (or when `fromBlock` is at or after the live start block).
     #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
     async fn transfers(
         &self,
         ctx: &Context<'_>,

@@ -5,12 +5,10 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::connection::Connection;
+use super::connection::{Connection, Listed};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
-use super::linked::Linked;
 use super::loaders::{selects, ContractKey, Keys, LabelKey, Primed, Related};
-use super::nft_token::NftToken;
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, NftTransferQuery, QueryService};
 use crate::types::{self, iso8601_secs};
@@ -18,13 +16,19 @@ use crate::types::{self, iso8601_secs};
 /// The `NftTransfer` object: a move, with the related rows of its page.
 pub struct NftTransfer {
     transfer: query::NftTransfer,
-    linked: Arc<Linked>,
+    format: types::TokenIdFormat,
+    primed: Arc<Primed>,
 }
 
 impl NftTransfer {
     async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
-        self.linked.primed.contract(self.transfer.contract).await
+        self.primed.contract(self.transfer.contract).await
     }
+}
+
+impl Listed for NftTransfer {
+    const CONNECTION: &'static str = "NftTransferConnection";
+    const EDGE: &'static str = "NftTransferEdge";
 }
 
 /// One NFT move: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of an ERC1155
@@ -39,19 +43,12 @@ impl NftTransfer {
 
     /// The token id, exact, in the list's `tokenIdFormat`.
     async fn token_id(&self) -> String {
-        format_id(&self.transfer.token_id, self.linked.format)
+        format_id(&self.transfer.token_id, self.format)
     }
 
     /// `ERC721` or `ERC1155`.
     async fn contract_type(&self) -> Result<ContractType, GqlError> {
         ContractType::stored(&self.transfer.contract_type, self.transfer.contract)
-    }
-
-    /// The token moved: its metadata, media, owners and other moves.
-    async fn nft(&self) -> NftToken {
-        let t = &self.transfer;
-        self.linked
-            .token(t.contract, t.token_id, Some(&t.contract_type))
     }
 
     /// The sender (the zero address for a mint).
@@ -69,13 +66,13 @@ impl NftTransfer {
     /// A human-readable label of the sender, when known.
     #[graphql(name = "fromWalletLabel")]
     async fn sender_label(&self) -> Result<Option<String>, GqlError> {
-        self.linked.primed.label(self.transfer.from).await
+        self.primed.label(self.transfer.from).await
     }
 
     /// A human-readable label of the recipient, when known.
     #[graphql(name = "toWalletLabel")]
     async fn recipient_label(&self) -> Result<Option<String>, GqlError> {
-        self.linked.primed.label(self.transfer.to).await
+        self.primed.label(self.transfer.to).await
     }
 
     /// The ERC1155 operator that sent the move; `null` for ERC721.
@@ -148,8 +145,7 @@ impl NftTransfer {
 const CONTRACT_FIELDS: &[&str] = &["name", "symbol", "possibleSpam", "verifiedCollection"];
 
 /// Runs a list of NFT moves (`token_id`: one token's only): one page from the query service,
-/// then one batch per kind of related data the selection of `edges.node` needs (the moved
-/// tokens' rows and media included, when `nft` is selected).
+/// then one batch per kind of related data the selection of `edges.node` needs.
 pub async fn resolve(
     ctx: &Context<'_>,
     service: &QueryService,
@@ -163,21 +159,13 @@ pub async fn resolve(
         Some(t) => service.token_nft_transfers(&q, t, after).await?,
     };
     let node = ctx.look_ahead().field("edges").field("node");
-    let link = node.field("nft");
-    let moved: Vec<_> = page
-        .edges
-        .iter()
-        .map(|e| {
-            (
-                e.node.contract,
-                e.node.token_id,
-                e.node.contract_type == "ERC1155",
-            )
-        })
-        .collect();
     let mut keys = Keys::default();
     if selects(&node, CONTRACT_FIELDS) {
-        keys.contracts = moved.iter().map(|m| ContractKey(m.0)).collect();
+        keys.contracts = page
+            .edges
+            .iter()
+            .map(|e| ContractKey(e.node.contract))
+            .collect();
     }
     if node.field("fromWalletLabel").exists() {
         keys.labels
@@ -187,11 +175,10 @@ pub async fn resolve(
         keys.labels
             .extend(page.edges.iter().map(|e| LabelKey(e.node.to)));
     }
-    Linked::want(&link, &moved, &mut keys);
     let primed = Primed::load(Related::new(service.clone(), q.chain), keys).await?;
-    let linked = Linked::load(ctx, service, q.chain, format, primed, &link, moved).await?;
     Ok(Connection::from_page(page, |transfer| NftTransfer {
         transfer,
-        linked: linked.clone(),
+        format,
+        primed: primed.clone(),
     }))
 }

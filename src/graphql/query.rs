@@ -10,8 +10,6 @@ use super::collection::NftCollection;
 use super::connection::Connection;
 use super::enums::TokenIdFormat;
 use super::error::GqlError;
-use super::linked::Linked;
-use super::loaders::{ContractKey, Keys, Primed, Related};
 use super::nft::{self, NftConnection};
 use super::nft_token::NftToken;
 use super::scalars::{Address, BlockNumber, Uint256};
@@ -209,27 +207,7 @@ impl QueryRoot {
         let chain = args::chain("chain", &chain)?;
         let contract = args::address("address", &address)?;
         let id = args::token_id("tokenId", &token_id)?;
-        let service = service(ctx)?;
-        let look = ctx.look_ahead();
-        let mut keys = Keys::default();
-        Linked::want(&look, &[(contract, id, false)], &mut keys);
-        let media = look.field("media").exists();
-        if media {
-            // Whether `{id}` in its image URL is the token id depends on the standard.
-            keys.contracts.push(ContractKey(contract));
-        }
-        let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
-        let standard = match media {
-            true => primed
-                .contract(contract)
-                .await?
-                .and_then(|c| c.standard.clone()),
-            false => None,
-        };
-        let erc1155 = standard.as_deref() == Some("ERC1155");
         let format = token_id_format.into();
-        let tokens = vec![(contract, id, erc1155)];
-        let linked = Linked::load(ctx, service, chain, format, primed, &look, tokens).await?;
-        Ok(linked.token(contract, id, None))
+        NftToken::load(ctx, service(ctx)?, chain, contract, id, format).await
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::connection::Connection;
+use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::{selects, ContractKey, Keys, LabelKey, Primed, Related};
 use super::scalars::{Address, BlockNumber, Uint256};
@@ -16,6 +16,11 @@ use crate::types::iso8601_secs;
 pub struct Erc20Transfer {
     transfer: query::Erc20Transfer,
     primed: Arc<Primed>,
+}
+
+impl Listed for Erc20Transfer {
+    const CONNECTION: &'static str = "Erc20TransferConnection";
+    const EDGE: &'static str = "Erc20TransferEdge";
 }
 
 impl Erc20Transfer {

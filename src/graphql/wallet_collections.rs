@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::collection::{NftCollection, CONTRACT_FIELDS};
-use super::connection::Connection;
+use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::{selects, ContractKey, Keys, Primed, Related};
 use crate::query::{self, QueryService, WalletCollectionsQuery};
@@ -18,6 +18,11 @@ pub struct WalletCollection {
     synced: bool,
     primed: Arc<Primed>,
     chain: Chain,
+}
+
+impl Listed for WalletCollection {
+    const CONNECTION: &'static str = "WalletCollectionConnection";
+    const EDGE: &'static str = "WalletCollectionEdge";
 }
 
 /// A collection a wallet holds tokens of.

@@ -188,7 +188,7 @@ async fn collection_lists(app: &TestApp, truth: &Truth) {
     for h in held {
         tokens.entry(&h.token_id_hex).or_default().push(h);
     }
-    let fields = "ownerOf amount blockNumber nft { tokenAddress tokenId contractType tokenHash }";
+    let fields = "ownerOf amount blockNumber tokenAddress tokenId contractType tokenHash";
     let got = walk(
         app,
         &["nftCollection", "nfts"],
@@ -199,12 +199,8 @@ async fn collection_lists(app: &TestApp, truth: &Truth) {
     got.assert_synced("collection nfts");
     assert_eq!(got.nodes.len(), tokens.len(), "{c}'s held tokens");
     for (n, (id_hex, holders)) in got.nodes.iter().zip(&tokens) {
-        assert_eq!(s(&n["nft"]["tokenId"]), Some(hex_to_dec(id_hex)), "{n}");
-        assert_eq!(
-            s(&n["nft"]["tokenAddress"]).as_deref(),
-            Some(c.as_str()),
-            "{n}"
-        );
+        assert_eq!(s(&n["tokenId"]), Some(hex_to_dec(id_hex)), "{n}");
+        assert_eq!(s(&n["tokenAddress"]).as_deref(), Some(c.as_str()), "{n}");
         let owner = (holders.len() == 1).then(|| holders[0].owner.clone());
         assert_eq!(s(&n["ownerOf"]), owner, "{n}");
         let amount: u128 = holders
@@ -215,7 +211,7 @@ async fn collection_lists(app: &TestApp, truth: &Truth) {
         let latest = holders.iter().map(|h| h.block_number).max();
         assert_eq!(n["blockNumber"].as_u64(), latest, "{n}");
         assert_eq!(
-            s(&n["nft"]["contractType"]).as_deref(),
+            s(&n["contractType"]).as_deref(),
             Some(holders[0].contract_type.as_str())
         );
     }
@@ -229,7 +225,8 @@ async fn collection_lists(app: &TestApp, truth: &Truth) {
         "REST's and GraphQL's tokens of {c}"
     );
     for (r, n) in records.iter().zip(&got.nodes) {
-        assert_eq!(s(&r["token_id"]), s(&n["nft"]["tokenId"]), "{r}\n{n}");
+        assert_eq!(s(&r["token_id"]), s(&n["tokenId"]), "{r}\n{n}");
+        assert_eq!(s(&r["token_hash"]), s(&n["tokenHash"]), "{r}\n{n}");
         assert_eq!(s(&r["amount"]), s(&n["amount"]), "{r}\n{n}");
     }
 
