@@ -1,6 +1,6 @@
 //! Every empty or malformed argument of the graph is an HTTP 400 whose errors are all
 //! `BAD_USER_INPUT`, one of them naming the argument (`first: ...`); cursors are bound to the
-//! list and the arguments that issued them.
+//! list and the arguments that issued them. And an empty database is never `SYNCED`.
 
 use serde_json::Value;
 
@@ -138,5 +138,39 @@ pub async fn bad_input_is_400(backend: Backend) {
     ] {
         refused(&app, &q, "after").await;
     }
+    app.cleanup().await;
+}
+
+/// A database with nothing indexed (no chain state, no history): no list of the graph may say
+/// `SYNCED`, though every one is empty.
+pub async fn nothing_indexed_yet_says_syncing(backend: Backend) {
+    let app = crate::common::spawn(backend).await;
+    let w = gql_str("0x430d5dde0cd48989737a95b4c46e1801a9a08531");
+    let c = gql_str("0xdac17f958d2ee523a2206206994597c13d831ec7");
+    let lists = "{ status edges { cursor } }";
+    let query = format!(
+        "{{ wallet(address: {w}) {{ nfts {lists} erc20Transfers {lists} tokenBalances {lists}
+              nftTransfers {lists} nftCollections {lists} }}
+            token(address: {c}) {{ transfers {lists} }}
+            nftCollection(address: {c}) {{ nfts {lists} owners {lists} transfers {lists} }}
+            nft(address: {c}, tokenId: \"1\") {{ owners {lists} transfers {lists} }} }}"
+    );
+    let data = app.graphql_ok(&query, Value::Null).await;
+    let mut seen = 0;
+    for (entry, fields) in data.as_object().expect("data") {
+        for (list, conn) in fields.as_object().expect("an entry point") {
+            assert_eq!(
+                conn["status"], "SYNCING",
+                "{backend:?} {entry}.{list}: {conn}"
+            );
+            assert_eq!(
+                conn["edges"],
+                serde_json::json!([]),
+                "{entry}.{list}: {conn}"
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 11, "every list of the graph: {data}");
     app.cleanup().await;
 }

@@ -10,7 +10,8 @@
 //! - [`entities`]: `token` and `nftCollection`; [`nft`]: `nft`, on the demo sample.
 //! - [`synthetic`], [`synthetic_holdings`]: batches, burns, 2^256-1, exact balances, on
 //!   hand-written logs.
-//! - [`errors`]: every empty or malformed argument is an HTTP 400 `BAD_USER_INPUT` naming it.
+//! - [`errors`]: every empty or malformed argument is an HTTP 400 `BAD_USER_INPUT` naming it;
+//!   with nothing indexed, no list says `SYNCED`.
 //! - [`walk`]: the walker of nested connections and the field lists; [`checks`]: a node
 //!   against its truth, a list against REST.
 
@@ -28,7 +29,7 @@ mod walk;
 mod wallet;
 
 use entities::token_and_collection_entry_points;
-use errors::bad_input_is_400;
+use errors::{bad_input_is_400, nothing_indexed_yet_says_syncing};
 use holdings::wallet_holdings_and_balances;
 use nft::nft_entry_point;
 use synthetic::batches_burns_and_the_largest_token_id;
@@ -40,5 +41,6 @@ crate::backend_tests!(
     token_and_collection_entry_points,
     nft_entry_point,
     batches_burns_and_the_largest_token_id,
-    bad_input_is_400
+    bad_input_is_400,
+    nothing_indexed_yet_says_syncing
 );
