@@ -128,7 +128,7 @@ impl AuthFailure {
         match self {
             AuthFailure::Missing => "missing API key: send it in the X-API-Key header",
             AuthFailure::Unknown => "invalid API key: unknown or revoked",
-            AuthFailure::Unavailable => "the service is temporarily unavailable",
+            AuthFailure::Unavailable => crate::query::UNAVAILABLE_MESSAGE,
             AuthFailure::RateLimited { .. } => {
                 "rate limit exceeded for this API key; retry after the Retry-After delay"
             }

@@ -7,7 +7,8 @@
 //! | `BAD_USER_INPUT` | the client's | an argument breaks a rule (the message names the argument and the rule, e.g. `first: 0 is out of range; expected 1 to 100`); a tampered, foreign or malformed `after` cursor; and every error async-graphql raises itself before or while reading arguments: syntax errors, validation errors (unknown fields, wrong argument types), the depth and complexity limits, unknown operation names | 400 |
 //! | `UNAUTHENTICATED` | the client's | the `X-API-Key` header is missing, unknown or revoked (raised by the HTTP layer, before execution) | 401 |
 //! | `RATE_LIMITED` | the client's | reserved for the rate limiter: too many requests for the key | 429 |
-//! | `INTERNAL_SERVER_ERROR` | ours | a database failure or corrupt stored data ([`QueryError::Db`], [`QueryError::Corrupt`]) | 500 (503 when the key store is unreachable) |
+//! | `SERVICE_UNAVAILABLE` | nobody's: an outage | the database cannot be reached ([`Fault::Unavailable`]: the key store or a query; REST answers the same with 503) | 503 |
+//! | `INTERNAL_SERVER_ERROR` | ours | any other database failure, or corrupt stored data ([`Fault::Ours`]) | 500 |
 //!
 //! - Our faults get the generic message [`INTERNAL_MESSAGE`]; the detail is logged once, with
 //!   `tracing::error!`, where the [`QueryError`] becomes a [`GqlError`]. SQL text, database
@@ -27,7 +28,9 @@
 use async_graphql::{ErrorExtensions, Response, ServerError};
 use axum::http::StatusCode;
 
-use crate::query::QueryError;
+use crate::query::{Fault, QueryError};
+
+pub use crate::query::UNAVAILABLE_MESSAGE;
 
 /// The message of every `INTERNAL_SERVER_ERROR`.
 pub const INTERNAL_MESSAGE: &str = "internal error; the details have been logged";
@@ -38,6 +41,7 @@ pub enum Code {
     BadUserInput,
     Unauthenticated,
     RateLimited,
+    ServiceUnavailable,
     InternalServerError,
 }
 
@@ -47,6 +51,7 @@ impl Code {
             Code::BadUserInput => "BAD_USER_INPUT",
             Code::Unauthenticated => "UNAUTHENTICATED",
             Code::RateLimited => "RATE_LIMITED",
+            Code::ServiceUnavailable => "SERVICE_UNAVAILABLE",
             Code::InternalServerError => "INTERNAL_SERVER_ERROR",
         }
     }
@@ -56,6 +61,7 @@ impl Code {
             Code::BadUserInput,
             Code::Unauthenticated,
             Code::RateLimited,
+            Code::ServiceUnavailable,
             Code::InternalServerError,
         ]
         .into_iter()
@@ -90,6 +96,14 @@ impl GqlError {
         }
     }
 
+    /// An outage: the database cannot be reached. Log the detail before calling this.
+    pub fn unavailable() -> Self {
+        Self {
+            code: Code::ServiceUnavailable,
+            message: UNAVAILABLE_MESSAGE.to_string(),
+        }
+    }
+
     pub fn code(&self) -> Code {
         self.code
     }
@@ -105,7 +119,11 @@ impl From<QueryError> for GqlError {
     fn from(e: QueryError) -> Self {
         match e {
             QueryError::BadCursor(c) => GqlError::bad_input("after", format!("cursor {c}")),
-            QueryError::Db(_) | QueryError::Corrupt(_) => {
+            _ if e.fault() == Fault::Unavailable => {
+                tracing::error!(error = %e, "GraphQL query failed: the database is unavailable");
+                GqlError::unavailable()
+            }
+            _ => {
                 tracing::error!(error = %e, "GraphQL query failed");
                 GqlError::internal()
             }
@@ -153,6 +171,8 @@ pub fn http_status(resp: &Response) -> StatusCode {
         StatusCode::TOO_MANY_REQUESTS
     } else if has(Code::InternalServerError) {
         StatusCode::INTERNAL_SERVER_ERROR
+    } else if has(Code::ServiceUnavailable) {
+        StatusCode::SERVICE_UNAVAILABLE
     } else {
         StatusCode::BAD_REQUEST
     }

@@ -178,7 +178,7 @@ async fn check_key(state: &AppState, headers: &HeaderMap) -> Result<Caller, Resp
         }
         Err(f @ AuthFailure::Unavailable) => Err(respond(
             StatusCode::SERVICE_UNAVAILABLE,
-            &error_response(Code::InternalServerError, f.message()),
+            &error_response(Code::ServiceUnavailable, f.message()),
         )),
         Err(f) => {
             let mut resp = respond(
@@ -208,10 +208,12 @@ fn too_large() -> Response {
 /// read from a replica is retried on the primary.
 async fn execute(executor: &Executor, request: async_graphql::Request) -> Response {
     let resp = executor.execute(request).await;
-    let ours = resp
-        .errors
-        .iter()
-        .any(|e| super::error::code_of(e) == Some(Code::InternalServerError));
+    let ours = resp.errors.iter().any(|e| {
+        matches!(
+            super::error::code_of(e),
+            Some(Code::InternalServerError | Code::ServiceUnavailable)
+        )
+    });
     let mut out = respond(http_status(&resp), &resp);
     if ours {
         out.extensions_mut().insert(ReadFailed);

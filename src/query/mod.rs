@@ -48,6 +48,32 @@ pub enum QueryError {
     Corrupt(String),
 }
 
+/// The message of every outage answer, REST's 503 and GraphQL's `SERVICE_UNAVAILABLE` alike.
+pub const UNAVAILABLE_MESSAGE: &str = "the service is temporarily unavailable; retry later";
+
+/// Whose fault an error is: the one classification both adapters answer by (REST with its
+/// status, GraphQL with its `extensions.code` and status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The request is wrong (a bad cursor): 400, `BAD_USER_INPUT`.
+    User,
+    /// The database cannot be reached (no connection to be had): 503, `SERVICE_UNAVAILABLE`.
+    Unavailable,
+    /// Anything else is a bug or failure of ours: 500, `INTERNAL_SERVER_ERROR`.
+    Ours,
+}
+
+impl QueryError {
+    /// Whose fault this error is.
+    pub fn fault(&self) -> Fault {
+        match self {
+            QueryError::BadCursor(_) => Fault::User,
+            QueryError::Db(DbErr::ConnectionAcquire(_) | DbErr::Conn(_)) => Fault::Unavailable,
+            QueryError::Db(_) | QueryError::Corrupt(_) => Fault::Ours,
+        }
+    }
+}
+
 /// Tunables of the query service.
 #[derive(Debug, Clone, Copy)]
 pub struct QueryConfig {

@@ -28,13 +28,11 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::query::QueryError;
+use crate::query::{Fault, QueryError, UNAVAILABLE_MESSAGE};
 use crate::types::ParseError;
 
 /// Message of every 500 answer.
 const INTERNAL_MESSAGE: &str = "internal server error; the failure has been logged";
-/// Message of every 503 answer.
-const UNAVAILABLE_MESSAGE: &str = "the service is temporarily unavailable; retry later";
 
 /// Why a REST request failed. See the module documentation for the policy.
 #[derive(Debug)]
@@ -97,19 +95,14 @@ impl ApiError {
         Self::bad(param, e.0)
     }
 
-    /// Maps a query-service error: a bad cursor is the user's fault, the rest ours.
+    /// Maps a query-service error by its [`Fault`]: a bad cursor is the user's fault (400), an
+    /// unreachable database 503, the rest ours (500).
     pub fn from_query(context: &'static str, e: QueryError) -> Self {
-        match e {
-            QueryError::BadCursor(c) => Self::bad("cursor", c.to_string()),
-            QueryError::Db(db) => {
-                let detail = db.to_string();
-                if matches!(db, sea_orm::DbErr::ConnectionAcquire(_)) {
-                    ApiError::Unavailable { context, detail }
-                } else {
-                    ApiError::Internal { context, detail }
-                }
-            }
-            QueryError::Corrupt(detail) => ApiError::Internal { context, detail },
+        let detail = e.to_string();
+        match (e.fault(), e) {
+            (_, QueryError::BadCursor(c)) => Self::bad("cursor", c.to_string()),
+            (Fault::Unavailable, _) => ApiError::Unavailable { context, detail },
+            _ => ApiError::Internal { context, detail },
         }
     }
 
