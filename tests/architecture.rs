@@ -83,7 +83,6 @@ const ENTITY_READERS_TO_MOVE: &[&str] = &[
     "indexer/follower.rs",
     "indexer/metadata.rs",
     "indexer/status.rs",
-    "keys.rs",
     "lists/cli.rs",
     "lists/heuristics.rs",
     "offchain/media/worker.rs",

@@ -9,6 +9,7 @@
 
 mod bulk;
 mod derive;
+pub mod keys;
 pub mod lease;
 pub(crate) mod lists;
 pub mod meta;
