@@ -8,8 +8,10 @@
 //! the same batch twice — or batches out of order — yields the same database.
 
 mod bulk;
+pub mod chain;
 mod derive;
 pub mod keys;
+pub mod labels;
 pub mod lease;
 pub(crate) mod lists;
 pub mod meta;
