@@ -9,6 +9,7 @@
 
 mod bulk;
 pub mod chain;
+pub mod contracts;
 mod derive;
 pub mod keys;
 pub mod labels;
@@ -20,6 +21,7 @@ pub mod rollback;
 mod rows;
 pub mod scopes;
 pub mod settings;
+pub mod token_meta;
 
 use std::collections::{BTreeMap, BTreeSet};
 
