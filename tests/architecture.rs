@@ -69,8 +69,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "startup",
         &[
-            "app", "config", "demo", "import", "indexer", "keys", "lists", "offchain", "query",
-            "server", "store", "telemetry", "types",
+            "app",
+            "config",
+            "demo",
+            "import",
+            "indexer",
+            "keys",
+            "lists",
+            "offchain",
+            "query",
+            "server",
+            "store",
+            "telemetry",
+            "types",
         ],
     ),
 ];

@@ -184,7 +184,13 @@ impl QueryService {
         }
         // Another request may queue the same URL at the same time: the first insert wins,
         // and both answer `processing`.
-        enqueue_missing(self.writer(), missing, MediaStatus::Processing.as_str(), now).await?;
+        enqueue_missing(
+            self.writer(),
+            missing,
+            MediaStatus::Processing.as_str(),
+            now,
+        )
+        .await?;
         Ok(out)
     }
 }

@@ -62,10 +62,12 @@ pub async fn get<C: ConnectionTrait>(
     chain: Chain,
     address: Address,
 ) -> Result<Option<StoredContract>, DbErr> {
-    Ok(contract::Entity::find_by_id((chain.db_id(), address.to_string()))
-        .one(db)
-        .await?
-        .map(StoredContract::from))
+    Ok(
+        contract::Entity::find_by_id((chain.db_id(), address.to_string()))
+            .one(db)
+            .await?
+            .map(StoredContract::from),
+    )
 }
 
 /// The stored contracts among `addresses` of `chain` (one statement: callers keep the list
@@ -151,7 +153,10 @@ pub async fn record_read<C: ConnectionTrait>(
         .col_expr(contract::Column::Name, Expr::value(read.name))
         .col_expr(contract::Column::Symbol, Expr::value(read.symbol))
         .col_expr(contract::Column::Decimals, Expr::value(read.decimals))
-        .col_expr(contract::Column::MetadataFetchedAt, Expr::value(read.read_at))
+        .col_expr(
+            contract::Column::MetadataFetchedAt,
+            Expr::value(read.read_at),
+        )
         .filter(contract::Column::ChainId.eq(chain_id))
         .filter(contract::Column::Address.eq(address))
         .exec(db)

@@ -132,7 +132,10 @@ pub async fn set_rate<C: ConnectionTrait>(
             api_key::Column::RateLimitPerSec,
             Expr::value(to_column(per_sec)),
         )
-        .col_expr(api_key::Column::RateLimitBurst, Expr::value(to_column(burst)))
+        .col_expr(
+            api_key::Column::RateLimitBurst,
+            Expr::value(to_column(burst)),
+        )
         .filter(target.condition())
         .filter(api_key::Column::RevokedAt.is_null())
         .exec(db)

@@ -152,7 +152,7 @@ impl MediaWorker {
             .transpose()
             .map_err(|e| DbErr::Custom(format!("previews JSON: {e}")))?;
         // A transient failure keeps what an earlier attempt learnt about the file.
-        let file = (outcome.status != MediaStatus::TemporarilyUnavailable).then(|| FileFacts {
+        let file = (outcome.status != MediaStatus::TemporarilyUnavailable).then_some(FileFacts {
             mimetype: outcome.mimetype,
             category: outcome.category,
             parent_hash: outcome.parent_hash,
