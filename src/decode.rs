@@ -232,109 +232,125 @@ pub fn decode(log: &LogRecord) -> Result<Decoded, Skip> {
         transaction_index: log.transaction_index,
         log_index: log.log_index,
     };
-    let malformed = |e: alloy::sol_types::Error| Skip::Malformed(e.to_string());
     if *topic0 == TRANSFER_TOPIC {
         match log.topics.len() {
-            3 => {
-                for t in &log.topics[1..3] {
-                    topic_address(t)?;
-                }
-                if log.data.len() != 32 {
-                    return Err(Skip::Malformed(format!(
-                        "ERC20 Transfer data is {} bytes, expected 32",
-                        log.data.len()
-                    )));
-                }
-                let ev = Erc20Transfer::decode_raw_log(log.topics.iter().copied(), &log.data)
-                    .map_err(malformed)?;
-                Ok(Decoded::Erc20(Erc20Move {
-                    meta,
-                    from: addr(ev.from),
-                    to: addr(ev.to),
-                    value: u(ev.value),
-                }))
-            }
-            4 => {
-                if !log.data.is_empty() {
-                    return Err(Skip::Malformed("ERC721 Transfer carries data".into()));
-                }
-                let from = topic_address(&log.topics[1])?;
-                let to = topic_address(&log.topics[2])?;
-                Ok(Decoded::Nft(vec![NftMove {
-                    meta,
-                    batch_index: 0,
-                    standard: NftStandard::Erc721,
-                    operator: None,
-                    from,
-                    to,
-                    token_id: Uint256::from_be_bytes(&log.topics[3].0),
-                    amount: Uint256::from_u64(1),
-                }]))
-            }
+            3 => erc20_transfer(log, meta),
+            4 => erc721_transfer(log, meta),
             _ => Err(Skip::NotTransfer(
                 "Transfer with a non-standard topic count",
             )),
         }
     } else if *topic0 == TRANSFER_SINGLE_TOPIC {
-        if log.topics.len() != 4 {
-            return Err(Skip::NotTransfer(
-                "TransferSingle with a non-standard topic count",
-            ));
-        }
-        for t in &log.topics[1..4] {
-            topic_address(t)?;
-        }
-        let ev = TransferSingle::decode_raw_log(log.topics.iter().copied(), &log.data)
-            .map_err(malformed)?;
-        Ok(Decoded::Nft(vec![NftMove {
-            meta,
-            batch_index: 0,
-            standard: NftStandard::Erc1155,
-            operator: Some(addr(ev.operator)),
-            from: addr(ev.from),
-            to: addr(ev.to),
-            token_id: u(ev.id),
-            amount: u(ev.value),
-        }]))
+        transfer_single(log, meta)
     } else if *topic0 == TRANSFER_BATCH_TOPIC {
-        if log.topics.len() != 4 {
-            return Err(Skip::NotTransfer(
-                "TransferBatch with a non-standard topic count",
-            ));
-        }
-        for t in &log.topics[1..4] {
-            topic_address(t)?;
-        }
-        let ev = TransferBatch::decode_raw_log(log.topics.iter().copied(), &log.data)
-            .map_err(malformed)?;
-        if ev.ids.len() != ev.values.len() {
-            return Err(Skip::Malformed(format!(
-                "TransferBatch has {} ids but {} values",
-                ev.ids.len(),
-                ev.values.len()
-            )));
-        }
-        let (operator, from, to) = (addr(ev.operator), addr(ev.from), addr(ev.to));
-        Ok(Decoded::Nft(
-            ev.ids
-                .iter()
-                .zip(ev.values.iter())
-                .enumerate()
-                .map(|(i, (id, v))| NftMove {
-                    meta: meta.clone(),
-                    batch_index: i as u32,
-                    standard: NftStandard::Erc1155,
-                    operator: Some(operator),
-                    from,
-                    to,
-                    token_id: u(*id),
-                    amount: u(*v),
-                })
-                .collect(),
-        ))
+        transfer_batch(log, meta)
     } else {
         Err(Skip::NotTransfer("another event"))
     }
+}
+
+fn malformed(e: alloy::sol_types::Error) -> Skip {
+    Skip::Malformed(e.to_string())
+}
+
+/// An ERC20 `Transfer`: two indexed addresses, the value in 32 bytes of data.
+fn erc20_transfer(log: &LogRecord, meta: EventMeta) -> Result<Decoded, Skip> {
+    for t in &log.topics[1..3] {
+        topic_address(t)?;
+    }
+    if log.data.len() != 32 {
+        return Err(Skip::Malformed(format!(
+            "ERC20 Transfer data is {} bytes, expected 32",
+            log.data.len()
+        )));
+    }
+    let ev =
+        Erc20Transfer::decode_raw_log(log.topics.iter().copied(), &log.data).map_err(malformed)?;
+    Ok(Decoded::Erc20(Erc20Move {
+        meta,
+        from: addr(ev.from),
+        to: addr(ev.to),
+        value: u(ev.value),
+    }))
+}
+
+/// An ERC721 `Transfer`: the token id is the third indexed topic, and there is no data.
+fn erc721_transfer(log: &LogRecord, meta: EventMeta) -> Result<Decoded, Skip> {
+    if !log.data.is_empty() {
+        return Err(Skip::Malformed("ERC721 Transfer carries data".into()));
+    }
+    let from = topic_address(&log.topics[1])?;
+    let to = topic_address(&log.topics[2])?;
+    Ok(Decoded::Nft(vec![NftMove {
+        meta,
+        batch_index: 0,
+        standard: NftStandard::Erc721,
+        operator: None,
+        from,
+        to,
+        token_id: Uint256::from_be_bytes(&log.topics[3].0),
+        amount: Uint256::from_u64(1),
+    }]))
+}
+
+/// The topics of an ERC1155 event: operator, from and to, each a padded address.
+fn erc1155_topics(log: &LogRecord, what: &'static str) -> Result<(), Skip> {
+    if log.topics.len() != 4 {
+        return Err(Skip::NotTransfer(what));
+    }
+    for t in &log.topics[1..4] {
+        topic_address(t)?;
+    }
+    Ok(())
+}
+
+/// An ERC1155 `TransferSingle`.
+fn transfer_single(log: &LogRecord, meta: EventMeta) -> Result<Decoded, Skip> {
+    erc1155_topics(log, "TransferSingle with a non-standard topic count")?;
+    let ev =
+        TransferSingle::decode_raw_log(log.topics.iter().copied(), &log.data).map_err(malformed)?;
+    Ok(Decoded::Nft(vec![NftMove {
+        meta,
+        batch_index: 0,
+        standard: NftStandard::Erc1155,
+        operator: Some(addr(ev.operator)),
+        from: addr(ev.from),
+        to: addr(ev.to),
+        token_id: u(ev.id),
+        amount: u(ev.value),
+    }]))
+}
+
+/// An ERC1155 `TransferBatch`: one move per id, in order.
+fn transfer_batch(log: &LogRecord, meta: EventMeta) -> Result<Decoded, Skip> {
+    erc1155_topics(log, "TransferBatch with a non-standard topic count")?;
+    let ev =
+        TransferBatch::decode_raw_log(log.topics.iter().copied(), &log.data).map_err(malformed)?;
+    if ev.ids.len() != ev.values.len() {
+        return Err(Skip::Malformed(format!(
+            "TransferBatch has {} ids but {} values",
+            ev.ids.len(),
+            ev.values.len()
+        )));
+    }
+    let (operator, from, to) = (addr(ev.operator), addr(ev.from), addr(ev.to));
+    Ok(Decoded::Nft(
+        ev.ids
+            .iter()
+            .zip(ev.values.iter())
+            .enumerate()
+            .map(|(i, (id, v))| NftMove {
+                meta: meta.clone(),
+                batch_index: i as u32,
+                standard: NftStandard::Erc1155,
+                operator: Some(operator),
+                from,
+                to,
+                token_id: u(*id),
+                amount: u(*v),
+            })
+            .collect(),
+    ))
 }
 
 #[cfg(test)]

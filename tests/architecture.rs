@@ -446,3 +446,16 @@ fn tables_are_touched_only_by_store_and_query() {
          a file moved to store/ leaves ENTITY_READERS_TO_MOVE)"
     );
 }
+
+#[test]
+fn database_dialects_are_decided_in_one_place() {
+    let branches: Vec<String> = files()
+        .into_iter()
+        .filter(|(file, text)| file != "store/dialect.rs" && text.contains("DbBackend"))
+        .map(|(file, _)| file)
+        .collect();
+    assert!(
+        branches.is_empty(),
+        "`DbBackend` outside store/dialect.rs (ask `Dialect` instead): {branches:?}"
+    );
+}

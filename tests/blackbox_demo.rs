@@ -10,7 +10,7 @@ use common::{
 };
 use serde_json::Value;
 
-crate::backend_tests!(demo_agreement);
+crate::backend_tests!(demo_agreement, nothing_indexed_yet_says_syncing);
 
 fn assert_nft(what: &str, i: usize, got: &Value, want: &Nft) {
     let s = |k: &str| text(&got[k]);
@@ -184,5 +184,52 @@ async fn demo_agreement(backend: Backend) {
     )
     .await;
 
+    app.cleanup().await;
+}
+
+/// A database with nothing indexed (no chain state, no history): no answer may say `SYNCED`,
+/// on any route or field, though every one is empty.
+async fn nothing_indexed_yet_says_syncing(backend: Backend) {
+    let app = common::spawn(backend).await;
+    let w = "0x430d5dde0cd48989737a95b4c46e1801a9a08531";
+    let c = "0xdac17f958d2ee523a2206206994597c13d831ec7";
+    for uri in [
+        format!("/api/v2/{w}/nft"),
+        format!("/api/v2/erc20/transfers?wallet_addresses={w}"),
+        format!("/api/v2/erc20/transfers?contract_addresses={c}"),
+        "/api/v2/erc20/transfers".to_string(),
+        format!("/api/v2.2/{w}/erc20/transfers"),
+        format!("/api/v2.2/erc20/{c}/transfers"),
+        format!("/api/v2.2/{w}/nft/transfers"),
+        format!("/api/v2.2/nft/{c}/transfers"),
+        format!("/api/v2.2/nft/{c}/owners"),
+        format!("/api/v2.2/nft/{c}/1/owners"),
+        format!("/api/v2.2/nft/{c}"),
+        format!("/api/v2.2/{w}/nft/collections"),
+    ] {
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 200, "{uri}: {body}");
+        assert_eq!(body["status"], "SYNCING", "{backend:?} {uri}: {body}");
+        assert_eq!(body["result"], serde_json::json!([]), "{uri}: {body}");
+    }
+    let (status, headers, body) = app.get_rest(&format!("/api/v2.2/{w}/erc20")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        headers.get("x-sync-status").and_then(|v| v.to_str().ok()),
+        Some("SYNCING"),
+        "{backend:?}: balances with nothing indexed"
+    );
+    for query in [
+        format!("{{ c: nftsByWallet(address: \"{w}\") {{ status }} }}"),
+        format!("{{ c: erc20Transfers(walletAddresses: [\"{w}\"]) {{ status }} }}"),
+        "{ c: erc20Transfers { status } }".to_string(),
+    ] {
+        let (status, body) = app.graphql(&query, serde_json::json!({})).await;
+        assert_eq!(status, 200, "{query}: {body}");
+        assert_eq!(
+            body["data"]["c"]["status"], "SYNCING",
+            "{backend:?} {query}: {body}"
+        );
+    }
     app.cleanup().await;
 }

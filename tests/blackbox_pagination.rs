@@ -45,7 +45,24 @@ fn assert_once<T: std::hash::Hash + Eq + std::fmt::Debug>(what: &str, keys: &[T]
     }
 }
 
-async fn walk_nfts(app: &TestApp, truth: &Truth, owner: &str, limit: usize) {
+/// Where the pages of a walk break: (between two contracts, inside one contract).
+fn breaks(pages: &[common::RestPage]) -> (usize, usize) {
+    let mut between = 0;
+    let mut inside = 0;
+    for pair in pages.windows(2) {
+        let (Some(last), Some(next)) = (pair[0].records.last(), pair[1].records.first()) else {
+            continue;
+        };
+        if last["token_address"] == next["token_address"] {
+            inside += 1;
+        } else {
+            between += 1;
+        }
+    }
+    (between, inside)
+}
+
+async fn walk_nfts(app: &TestApp, truth: &Truth, owner: &str, limit: usize) -> (usize, usize) {
     let want: Vec<(String, String)> = truth.nfts[owner]
         .iter()
         .map(|n| (n.contract.clone(), n.token_id.clone()))
@@ -111,6 +128,7 @@ async fn walk_nfts(app: &TestApp, truth: &Truth, owner: &str, limit: usize) {
         got, want,
         "GraphQL NFTs of {owner}, first {limit}: order or content"
     );
+    breaks(&pages)
 }
 
 async fn walk_transfers(app: &TestApp, truth: &Truth, wallet: Option<&str>, limit: usize) {
@@ -195,6 +213,28 @@ async fn pagination_walk(backend: Backend) {
         walk_nfts(&app, &truth, top, nfts.len() / 2).await;
     }
     walk_nfts(&app, &truth, top, 1).await;
+    // Every backend pages across contract boundaries (PostgreSQL's keyset is a row
+    // comparison, the others' an OR form): the wallet holding the most collections, in pages
+    // of 2 and 3, must break between two contracts and inside one.
+    let (many, _) = truth
+        .nfts
+        .iter()
+        .max_by_key(|(w, v)| {
+            let contracts: HashSet<&str> = v.iter().map(|n| n.contract.as_str()).collect();
+            (contracts.len(), v.len(), std::cmp::Reverse((*w).clone()))
+        })
+        .expect("an NFT holder");
+    let (mut between, mut inside) = (0, 0);
+    for limit in [2, 3] {
+        let (b, i) = walk_nfts(&app, &truth, many, limit).await;
+        between += b;
+        inside += i;
+    }
+    assert!(
+        between > 0 && inside > 0,
+        "{backend:?}: the walks of {many} broke {between} times between contracts and {inside} \
+         inside one; both must happen"
+    );
 
     // A busy wallet's transfers in pages of 7 and of an exact divisor; all transfers in
     // pages of 100 (the total order across every block).

@@ -4,14 +4,14 @@ use std::sync::Arc;
 
 use sea_orm::sea_query::{Expr, ExprTrait, Query, SelectStatement};
 use sea_orm::{
-    ColumnTrait, Condition, DbBackend, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect,
+    ColumnTrait, Condition, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
 use super::cursor::{query_digest, CursorKind, CursorMint};
 use super::status::Needs;
 use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding, scope_sync};
+use crate::store::dialect::Dialect;
 use crate::store::lists::padded;
 use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState, Uint256};
 
@@ -204,7 +204,7 @@ impl QueryService {
         let [contract, token] = position else {
             return Err(super::CursorError::Invalid.into());
         };
-        Ok(if self.db.get_database_backend() == DbBackend::Postgres {
+        Ok(if Dialect::of(&self.db).row_keysets() {
             // A row comparison bounds PostgreSQL's primary-key range at the cursor itself:
             // none of the cursor's contract's earlier tokens is read (the `OR` form below
             // filters them, 1,900 rows on the whale's page 1,000).

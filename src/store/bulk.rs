@@ -13,14 +13,12 @@
 //! connection they are given: the caller's transaction.
 
 use sea_orm::sea_query::ArrayType;
-use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement, Value};
+use sea_orm::{ConnectionTrait, DbErr, Statement, Value};
+
+use super::dialect::Dialect;
 
 /// Rows per `UNNEST` statement on PostgreSQL.
 const PG_ROWS: usize = 20_000;
-/// Bind parameters per statement: SQLite's `SQLITE_MAX_VARIABLE_NUMBER` (32,766 since 3.32).
-const SQLITE_PARAMS: usize = 32_766;
-/// Bind parameters per statement on MySQL/MariaDB (a 16-bit count in the protocol).
-const MYSQL_PARAMS: usize = 65_535;
 
 /// One column's values.
 pub(crate) enum Values {
@@ -108,16 +106,12 @@ impl Rows {
                 self.table
             )));
         }
-        let backend = db.get_database_backend();
-        let pg = backend == DbBackend::Postgres;
+        let dialect = Dialect::of(db);
+        let backend = dialect.backend();
+        let pg = dialect.takes_key_arrays();
         let sql = if pg { self.unnest_sql() } else { String::new() };
         let width = self.columns.len();
-        let full = match backend {
-            DbBackend::Postgres => PG_ROWS,
-            DbBackend::Sqlite => SQLITE_PARAMS / width,
-            _ => MYSQL_PARAMS / width,
-        }
-        .max(1);
+        let full = dialect.bind_limit().map_or(PG_ROWS, |p| p / width).max(1);
         // Move the values out (the names stay, for the SQL).
         let mut columns: Vec<_> = self
             .columns
@@ -140,55 +134,35 @@ impl Rows {
                 for _ in 0..rows {
                     values.extend(columns.iter_mut().filter_map(|(_, it)| it.next()));
                 }
-                Statement::from_sql_and_values(backend, self.values_sql(backend, rows), values)
+                Statement::from_sql_and_values(backend, self.values_sql(dialect, rows), values)
             };
             db.execute_raw(stmt).await?;
         }
         Ok(())
     }
 
-    fn quoted(backend: DbBackend, name: &str) -> String {
-        match backend {
-            DbBackend::MySql => format!("`{name}`"),
-            _ => format!("\"{name}\""),
-        }
-    }
-
-    fn column_list(&self, backend: DbBackend) -> String {
+    fn column_list(&self, dialect: Dialect) -> String {
         self.columns
             .iter()
-            .map(|(c, _)| Self::quoted(backend, c))
+            .map(|(c, _)| dialect.quote(c))
             .collect::<Vec<_>>()
             .join(", ")
     }
 
-    fn on_conflict(&self, backend: DbBackend) -> String {
-        match backend {
-            DbBackend::MySql => {
-                let k = Self::quoted(backend, self.key[0]);
-                format!(" ON DUPLICATE KEY UPDATE {k} = {k}")
-            }
-            _ => format!(
-                " ON CONFLICT ({}) DO NOTHING",
-                self.key
-                    .iter()
-                    .map(|c| Self::quoted(backend, c))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
+    fn on_conflict(&self, dialect: Dialect) -> String {
+        dialect.insert_ignore(&self.key)
     }
 
     /// `INSERT INTO t (a, b) SELECT a, NULLIF(b, '') FROM UNNEST($1::int8[], $2::text[]) AS
     /// u(a, b) ON CONFLICT (k) DO NOTHING`
     fn unnest_sql(&self) -> String {
-        let b = DbBackend::Postgres;
+        let b = Dialect::Postgres;
         let select = self
             .columns
             .iter()
             .map(|(c, v)| match v {
-                Values::OptText(_) => format!("NULLIF({}, '')", Self::quoted(b, c)),
-                _ => Self::quoted(b, c),
+                Values::OptText(_) => format!("NULLIF({}, '')", b.quote(c)),
+                _ => b.quote(c),
             })
             .collect::<Vec<_>>()
             .join(", ");
@@ -201,19 +175,19 @@ impl Rows {
             .join(", ");
         format!(
             "INSERT INTO {table} ({cols}) SELECT {select} FROM UNNEST({arrays}) AS u({cols}){conflict}",
-            table = Self::quoted(b, self.table),
+            table = b.quote(self.table),
             cols = self.column_list(b),
             conflict = self.on_conflict(b),
         )
     }
 
     /// `INSERT INTO t (a, b) VALUES (?, ?), (?, ?) ...` for `rows` rows.
-    fn values_sql(&self, backend: DbBackend, rows: usize) -> String {
+    fn values_sql(&self, dialect: Dialect, rows: usize) -> String {
         let tuple = format!("({})", vec!["?"; self.columns.len()].join(", "));
         let mut sql = format!(
             "INSERT INTO {} ({}) VALUES ",
-            Self::quoted(backend, self.table),
-            self.column_list(backend)
+            dialect.quote(self.table),
+            self.column_list(dialect)
         );
         sql.reserve(rows * (tuple.len() + 2) + 100);
         for i in 0..rows {
@@ -222,7 +196,7 @@ impl Rows {
             }
             sql.push_str(&tuple);
         }
-        sql.push_str(&self.on_conflict(backend));
+        sql.push_str(&self.on_conflict(dialect));
         sql
     }
 }
@@ -276,12 +250,12 @@ mod tests {
              ON CONFLICT (\"a\", \"b\") DO NOTHING"
         );
         assert_eq!(
-            rows().values_sql(DbBackend::MySql, 2),
+            rows().values_sql(Dialect::MySql, 2),
             "INSERT INTO `t` (`a`, `b`, `c`) VALUES (?, ?, ?), (?, ?, ?) \
              ON DUPLICATE KEY UPDATE `a` = `a`"
         );
         assert_eq!(
-            rows().values_sql(DbBackend::Sqlite, 1),
+            rows().values_sql(Dialect::Sqlite, 1),
             "INSERT INTO \"t\" (\"a\", \"b\", \"c\") VALUES (?, ?, ?) \
              ON CONFLICT (\"a\", \"b\") DO NOTHING"
         );

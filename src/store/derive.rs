@@ -5,11 +5,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sea_orm::sea_query::{ArrayType, OnConflict};
+use std::sync::LazyLock;
+
+use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbBackend, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, Statement, Value,
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
 };
+
+use super::dialect::{by_keys, key_join, Dialect};
 
 use crate::entity::{nft_holding, nft_token, nft_transfer};
 use crate::types::Uint256;
@@ -18,6 +21,14 @@ use crate::types::Uint256;
 const TOKENS_PER_ROUND: usize = 200;
 /// Tokens per round on PostgreSQL (see [`pg_by_tokens`]).
 const PG_TOKENS_PER_ROUND: usize = 2_000;
+/// A round's moves on PostgreSQL, the tokens joined as arrays ([`by_keys`]).
+static MOVES_BY_KEYS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT t.* FROM nft_transfers t {} WHERE t.chain_id = $1 \
+         ORDER BY t.block_number, t.log_index, t.batch_index",
+        key_join("t", "contract_address", "token_id")
+    )
+});
 const ZERO_ADDR: &str = "0x0000000000000000000000000000000000000000";
 
 fn token_condition(
@@ -38,26 +49,6 @@ fn token_condition(
     Condition::all().add(chain.eq(cid)).add(any)
 }
 
-/// A PostgreSQL statement over a list of tokens: `$1` the chain, `$2`/`$3` the contracts and
-/// token ids as arrays, joined with `UNNEST`. Planned in well under a millisecond and run as
-/// one index probe per token, where an `OR` of 200 `(contract AND id)` pairs costs ~10 ms of
-/// planning alone (measured on the 1M-transfer bench dataset, `benches/scale`).
-fn pg_by_tokens(sql: &str, cid: i64, tokens: &[(String, String)]) -> Statement {
-    let (contracts, ids): (Vec<Value>, Vec<Value>) = tokens
-        .iter()
-        .map(|(c, t)| (Value::from(c.clone()), Value::from(t.clone())))
-        .unzip();
-    Statement::from_sql_and_values(
-        DbBackend::Postgres,
-        sql,
-        [
-            Value::from(cid),
-            Value::Array(ArrayType::String, Some(Box::new(contracts))),
-            Value::Array(ArrayType::String, Some(Box::new(ids))),
-        ],
-    )
-}
-
 /// Recomputes holdings and mint data of `tokens` (contract, token id in storage form).
 pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
     db: &C,
@@ -65,7 +56,7 @@ pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
     tokens: &BTreeSet<(String, String)>,
 ) -> Result<(), DbErr> {
     let all: Vec<(String, String)> = tokens.iter().cloned().collect();
-    let pg = db.get_database_backend() == DbBackend::Postgres;
+    let pg = Dialect::of(db).takes_key_arrays();
     // PostgreSQL's statements take the tokens as two arrays: no parameter limit, no `OR`.
     let per_round = if pg {
         PG_TOKENS_PER_ROUND
@@ -73,142 +64,172 @@ pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
         TOKENS_PER_ROUND
     };
     for round in all.chunks(per_round) {
-        let moves = if pg {
-            nft_transfer::Entity::find()
-                .from_raw_sql(pg_by_tokens(
-                    "SELECT t.* FROM nft_transfers t JOIN UNNEST($2::text[], $3::text[]) \
-                     AS k(c, i) ON t.contract_address = k.c AND t.token_id = k.i \
-                     WHERE t.chain_id = $1 ORDER BY t.block_number, t.log_index, t.batch_index",
-                    cid,
-                    round,
-                ))
-                .all(db)
-                .await?
-        } else {
-            nft_transfer::Entity::find()
-                .filter(token_condition(
-                    cid,
-                    round,
-                    nft_transfer::Column::ContractAddress,
-                    nft_transfer::Column::TokenId,
-                    nft_transfer::Column::ChainId,
-                ))
-                .order_by_asc(nft_transfer::Column::BlockNumber)
-                .order_by_asc(nft_transfer::Column::LogIndex)
-                .order_by_asc(nft_transfer::Column::BatchIndex)
-                .all(db)
-                .await?
-        };
+        let per_token = round_moves(db, pg, cid, round).await?;
+        let (holdings, token_rows) = derived_rows(cid, &per_token);
+        replace_rows(db, pg, cid, round, &per_token, holdings, token_rows).await?;
+    }
+    Ok(())
+}
 
-        let mut per_token: BTreeMap<(String, String), Vec<nft_transfer::Model>> = BTreeMap::new();
-        for m in moves {
-            per_token
-                .entry((m.contract_address.clone(), m.token_id.clone()))
-                .or_default()
-                .push(m);
-        }
-
-        let mut holdings = Vec::new();
-        let mut token_rows = Vec::new();
-        for ((contract, token_id), moves) in &per_token {
-            let (holders, kind) = replay(moves);
-            for (owner, (amount, block)) in holders {
-                holdings.push(nft_holding::ActiveModel::from(nft_holding::Model {
-                    chain_id: cid,
-                    owner_address: owner,
-                    contract_address: contract.clone(),
-                    token_id: token_id.clone(),
-                    contract_type: kind.clone(),
-                    amount: amount.to_db(),
-                    block_number: block,
-                }));
-            }
-            let mint = moves.iter().find(|m| m.from_address == ZERO_ADDR);
-            token_rows.push(nft_token::ActiveModel::from(nft_token::Model {
-                chain_id: cid,
-                contract_address: contract.clone(),
-                token_id: token_id.clone(),
-                contract_type: kind,
-                token_uri: None,
-                metadata: None,
-                block_number_minted: mint.map(|m| m.block_number),
-                minter_address: mint.map(|m| {
-                    if m.contract_type == "ERC1155" {
-                        m.operator.clone().unwrap_or_else(|| m.to_address.clone())
-                    } else {
-                        m.to_address.clone()
-                    }
-                }),
-                last_token_uri_sync: None,
-                last_metadata_sync: None,
-                metadata_status: None,
-                metadata_attempts: 0,
-                metadata_next_at: None,
-                metadata_error: None,
-            }));
-        }
-
-        // Tokens with no transfers left (all rolled back) lose their token row too.
-        let gone: Vec<(String, String)> = round
-            .iter()
-            .filter(|k| !per_token.contains_key(*k))
-            .cloned()
-            .collect();
-        if !gone.is_empty() {
-            nft_token::Entity::delete_many()
-                .filter(token_condition(
-                    cid,
-                    &gone,
-                    nft_token::Column::ContractAddress,
-                    nft_token::Column::TokenId,
-                    nft_token::Column::ChainId,
-                ))
-                .exec(db)
-                .await?;
-        }
-        if pg {
-            db.execute_raw(pg_by_tokens(
-                "DELETE FROM nft_holdings h USING UNNEST($2::text[], $3::text[]) AS k(c, i) \
-                 WHERE h.chain_id = $1 AND h.contract_address = k.c AND h.token_id = k.i",
+/// Every move of the round's tokens, per token, in chain order.
+async fn round_moves<C: ConnectionTrait>(
+    db: &C,
+    pg: bool,
+    cid: i64,
+    round: &[(String, String)],
+) -> Result<BTreeMap<(String, String), Vec<nft_transfer::Model>>, DbErr> {
+    let moves = if pg {
+        nft_transfer::Entity::find()
+            .from_raw_sql(by_keys(
+                &MOVES_BY_KEYS,
+                cid,
+                round.iter().map(|(c, t)| (c.as_str(), t.as_str())),
+            ))
+            .all(db)
+            .await?
+    } else {
+        nft_transfer::Entity::find()
+            .filter(token_condition(
                 cid,
                 round,
+                nft_transfer::Column::ContractAddress,
+                nft_transfer::Column::TokenId,
+                nft_transfer::Column::ChainId,
             ))
+            .order_by_asc(nft_transfer::Column::BlockNumber)
+            .order_by_asc(nft_transfer::Column::LogIndex)
+            .order_by_asc(nft_transfer::Column::BatchIndex)
+            .all(db)
+            .await?
+    };
+
+    let mut per_token: BTreeMap<(String, String), Vec<nft_transfer::Model>> = BTreeMap::new();
+    for m in moves {
+        per_token
+            .entry((m.contract_address.clone(), m.token_id.clone()))
+            .or_default()
+            .push(m);
+    }
+    Ok(per_token)
+}
+
+/// The holdings and token rows the moves make.
+fn derived_rows(
+    cid: i64,
+    per_token: &BTreeMap<(String, String), Vec<nft_transfer::Model>>,
+) -> (Vec<nft_holding::ActiveModel>, Vec<nft_token::ActiveModel>) {
+    let mut holdings = Vec::new();
+    let mut token_rows = Vec::new();
+    for ((contract, token_id), moves) in per_token {
+        let (holders, kind) = replay(moves);
+        for (owner, (amount, block)) in holders {
+            holdings.push(nft_holding::ActiveModel::from(nft_holding::Model {
+                chain_id: cid,
+                owner_address: owner,
+                contract_address: contract.clone(),
+                token_id: token_id.clone(),
+                contract_type: kind.clone(),
+                amount: amount.to_db(),
+                block_number: block,
+            }));
+        }
+        let mint = moves.iter().find(|m| m.from_address == ZERO_ADDR);
+        token_rows.push(nft_token::ActiveModel::from(nft_token::Model {
+            chain_id: cid,
+            contract_address: contract.clone(),
+            token_id: token_id.clone(),
+            contract_type: kind,
+            token_uri: None,
+            metadata: None,
+            block_number_minted: mint.map(|m| m.block_number),
+            minter_address: mint.map(|m| {
+                if m.contract_type == "ERC1155" {
+                    m.operator.clone().unwrap_or_else(|| m.to_address.clone())
+                } else {
+                    m.to_address.clone()
+                }
+            }),
+            last_token_uri_sync: None,
+            last_metadata_sync: None,
+            metadata_status: None,
+            metadata_attempts: 0,
+            metadata_next_at: None,
+            metadata_error: None,
+        }));
+    }
+    (holdings, token_rows)
+}
+
+/// Replaces the round's holdings and token rows with `holdings` and `token_rows`.
+async fn replace_rows<C: ConnectionTrait>(
+    db: &C,
+    pg: bool,
+    cid: i64,
+    round: &[(String, String)],
+    per_token: &BTreeMap<(String, String), Vec<nft_transfer::Model>>,
+    holdings: Vec<nft_holding::ActiveModel>,
+    token_rows: Vec<nft_token::ActiveModel>,
+) -> Result<(), DbErr> {
+    // Tokens with no transfers left (all rolled back) lose their token row too.
+    let gone: Vec<(String, String)> = round
+        .iter()
+        .filter(|k| !per_token.contains_key(*k))
+        .cloned()
+        .collect();
+    if !gone.is_empty() {
+        nft_token::Entity::delete_many()
+            .filter(token_condition(
+                cid,
+                &gone,
+                nft_token::Column::ContractAddress,
+                nft_token::Column::TokenId,
+                nft_token::Column::ChainId,
+            ))
+            .exec(db)
             .await?;
-        } else {
-            nft_holding::Entity::delete_many()
-                .filter(token_condition(
-                    cid,
-                    round,
-                    nft_holding::Column::ContractAddress,
-                    nft_holding::Column::TokenId,
-                    nft_holding::Column::ChainId,
-                ))
-                .exec(db)
-                .await?;
-        }
-        for chunk in holdings.chunks(super::CHUNK) {
-            nft_holding::Entity::insert_many(chunk.to_vec())
-                .exec_without_returning(db)
-                .await?;
-        }
-        for chunk in token_rows.chunks(super::CHUNK) {
-            nft_token::Entity::insert_many(chunk.to_vec())
-                .on_conflict(
-                    OnConflict::columns([
-                        nft_token::Column::ChainId,
-                        nft_token::Column::ContractAddress,
-                        nft_token::Column::TokenId,
-                    ])
-                    .update_columns([
-                        nft_token::Column::ContractType,
-                        nft_token::Column::BlockNumberMinted,
-                        nft_token::Column::MinterAddress,
-                    ])
-                    .to_owned(),
-                )
-                .exec_without_returning(db)
-                .await?;
-        }
+    }
+    if pg {
+        db.execute_raw(by_keys(
+            "DELETE FROM nft_holdings h USING UNNEST($2::text[], $3::text[]) AS k(c, i) \
+             WHERE h.chain_id = $1 AND h.contract_address = k.c AND h.token_id = k.i",
+            cid,
+            round.iter().map(|(c, t)| (c.as_str(), t.as_str())),
+        ))
+        .await?;
+    } else {
+        nft_holding::Entity::delete_many()
+            .filter(token_condition(
+                cid,
+                round,
+                nft_holding::Column::ContractAddress,
+                nft_holding::Column::TokenId,
+                nft_holding::Column::ChainId,
+            ))
+            .exec(db)
+            .await?;
+    }
+    for chunk in holdings.chunks(super::CHUNK) {
+        nft_holding::Entity::insert_many(chunk.to_vec())
+            .exec_without_returning(db)
+            .await?;
+    }
+    for chunk in token_rows.chunks(super::CHUNK) {
+        nft_token::Entity::insert_many(chunk.to_vec())
+            .on_conflict(
+                OnConflict::columns([
+                    nft_token::Column::ChainId,
+                    nft_token::Column::ContractAddress,
+                    nft_token::Column::TokenId,
+                ])
+                .update_columns([
+                    nft_token::Column::ContractType,
+                    nft_token::Column::BlockNumberMinted,
+                    nft_token::Column::MinterAddress,
+                ])
+                .to_owned(),
+            )
+            .exec_without_returning(db)
+            .await?;
     }
     Ok(())
 }

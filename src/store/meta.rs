@@ -5,8 +5,7 @@
 
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbBackend, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter,
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter,
 };
 
 use crate::entity::{address_label, contract};
@@ -122,17 +121,10 @@ pub async fn fill_contract_meta<C: ConnectionTrait>(
     chain: Chain,
     metas: &[(Address, ContractMeta)],
 ) -> Result<usize, DbErr> {
-    let backend = db.get_database_backend();
+    let dialect = super::dialect::Dialect::of(db);
     // The stored value unless NULL, else the new one; `new_first` the other way round.
     let keep = |col: &str, new_first: bool| -> Expr {
-        let (old, new) = match backend {
-            // In ON DUPLICATE KEY UPDATE a bare column is the stored value.
-            DbBackend::MySql => (format!("`{col}`"), format!("VALUES(`{col}`)")),
-            _ => (
-                format!("\"contracts\".\"{col}\""),
-                format!("\"excluded\".\"{col}\""),
-            ),
-        };
+        let (old, new) = dialect.upsert_values("contracts", col);
         let (a, b) = if new_first { (new, old) } else { (old, new) };
         Expr::cust(format!("COALESCE({a}, {b})"))
     };

@@ -23,11 +23,13 @@
 //! | [`keys`] | `api_keys` | `tokenql keys`, authentication |
 //! | [`settings`] | `settings` | the cursor secret |
 //! | [`replicas`] | — | read-replica routing |
+//! | [`dialect`] | — | the one place SQL differs between SQLite, PostgreSQL and MySQL |
 
 mod bulk;
 pub mod chain;
 pub mod contracts;
 mod derive;
+pub mod dialect;
 pub mod keys;
 pub mod labels;
 pub mod lease;
@@ -181,7 +183,7 @@ pub async fn write_batch(
 /// transaction at a time by itself. A chain without a checkpoint yet (an import's first batch)
 /// has one writer.
 pub(crate) async fn lock_chain<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<(), DbErr> {
-    if db.get_database_backend() == sea_orm::DbBackend::Sqlite {
+    if !dialect::Dialect::of(db).locks_rows() {
         return Ok(());
     }
     chain_state::Entity::find_by_id(chain.db_id())

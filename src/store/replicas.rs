@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, Statement};
+
+use super::dialect::Dialect;
 
 /// When a replica leaves rotation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +99,7 @@ const SAMPLES: usize = 2_400;
 #[derive(Debug, thiserror::Error)]
 pub enum ReplicaError {
     #[error("read replicas need PostgreSQL (the primary is {0:?})")]
-    NotPostgres(DbBackend),
+    NotPostgres(Dialect),
     #[error("read replica {name}: {source}")]
     Connect { name: String, source: DbErr },
 }
@@ -130,8 +132,8 @@ impl Reads {
         pool: u32,
         config: ReplicaConfig,
     ) -> Result<Self, ReplicaError> {
-        if !urls.is_empty() && primary.get_database_backend() != DbBackend::Postgres {
-            return Err(ReplicaError::NotPostgres(primary.get_database_backend()));
+        if !urls.is_empty() && !Dialect::of(&primary).has_replicas() {
+            return Err(ReplicaError::NotPostgres(Dialect::of(&primary)));
         }
         let mut replicas = Vec::with_capacity(urls.len());
         for url in urls {
@@ -301,7 +303,7 @@ const REPLAY_LSN: &str = "SELECT pg_last_wal_replay_lsn()::text AS lsn";
 /// A WAL position (`X/Y`) read with `sql`; `None` when the server returns none.
 async fn lsn(db: &DatabaseConnection, sql: &str) -> Result<Option<u64>, DbErr> {
     let row = db
-        .query_one_raw(Statement::from_string(DbBackend::Postgres, sql))
+        .query_one_raw(Statement::from_string(Dialect::Postgres.backend(), sql))
         .await?;
     let text: Option<String> = match row {
         Some(r) => r.try_get("", "lsn")?,
