@@ -22,11 +22,17 @@ pub struct StoredContract {
     pub address: String,
     /// `ERC20`, `ERC721` or `ERC1155` once known.
     pub standard: Option<String>,
+    /// `name()`, or a token list's name.
     pub name: Option<String>,
+    /// `symbol()`, or a token list's symbol.
     pub symbol: Option<String>,
+    /// `decimals()`, or a token list's decimals.
     pub decimals: Option<i32>,
+    /// A token list's logo URL.
     pub logo: Option<String>,
+    /// Flagged as possible spam (by a list, the heuristics or an admin).
     pub possible_spam: bool,
+    /// Flagged as a verified collection (by a list or an admin).
     pub verified: bool,
     /// Where `possible_spam` came from (see [`super::meta::FlagSource`]), as stored.
     pub spam_source: Option<String>,
@@ -133,9 +139,13 @@ pub async fn unread<C: ConnectionTrait>(
 /// caller merges them with what was stored).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContractRead {
+    /// `ERC20`, `ERC721` or `ERC1155`, when known.
     pub standard: Option<String>,
+    /// The contract's name.
     pub name: Option<String>,
+    /// The contract's symbol.
     pub symbol: Option<String>,
+    /// The contract's decimals.
     pub decimals: Option<i32>,
     /// When it was read (Unix ms): the contract is not read again.
     pub read_at: i64,

@@ -14,7 +14,9 @@ use crate::entity::api_key;
 /// A stored key, without its secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredKey {
+    /// The key's id (what `tokenql keys` commands may name it by).
     pub id: i32,
+    /// The name given when it was created.
     pub name: String,
     /// The first characters of the secret, for listing.
     pub prefix: String,
@@ -45,6 +47,7 @@ impl From<api_key::Model> for StoredKey {
 /// A key to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewKey<'a> {
+    /// A name, already checked (1 to 255 characters).
     pub name: &'a str,
     /// The SHA-256 of the secret, lowercase hex.
     pub hash: &'a str,
@@ -59,7 +62,9 @@ pub struct NewKey<'a> {
 /// Which keys a command names: one id, or every key of a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyTarget<'a> {
+    /// The key with this id.
     Id(i32),
+    /// Every key with this name.
     Name(&'a str),
 }
 

@@ -60,6 +60,7 @@ pub async fn claim<C: ConnectionTrait>(
 /// What an attempt learnt about the file itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileFacts {
+    /// The sniffed MIME type.
     pub mimetype: Option<String>,
     /// `image`, `audio` or `video`.
     pub category: Option<String>,
@@ -78,6 +79,7 @@ pub struct MediaRecord<'a> {
     pub attempts: i32,
     /// When to try again (Unix ms); `None`: never.
     pub next_attempt_at: Option<i64>,
+    /// Why it failed, for operators.
     pub error: Option<String>,
     /// Unix ms.
     pub updated_at: i64,

@@ -89,6 +89,7 @@ pub struct ClaimedToken {
     pub token_id: String,
     /// `ERC721` or `ERC1155`.
     pub contract_type: String,
+    /// The token URI, when read (nothing is fetched without one).
     pub token_uri: Option<String>,
     /// Failed fetches since the last success.
     pub attempts: i32,
