@@ -502,3 +502,138 @@ async fn total_count_is_counted_only_when_selected() {
     let data = env.data(&q, json!({})).await;
     assert_eq!(data["nftsByWallet"]["totalCount"], WALLET_NFTS);
 }
+
+/// The five lists of a wallet, each a full page with every field, fit in one query; so does the
+/// deepest sensible walk of the graph. A list nested in each record of a page of 100 does not
+/// (its statements would run 100 times); in a page of 50 it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_graph_fits_the_limits_for_reasonable_queries() {
+    let env = setup().await;
+    let page = |list: &str, fields: &str| {
+        format!("{list}(first: 100) {{ status pageInfo {{ hasNextPage endCursor }} edges {{ cursor node {{ {fields} }} }} }}")
+    };
+    let moves = "tokenAddress tokenId contractType fromWallet toWallet fromWalletLabel \
+        toWalletLabel operator amount blockNumber blockHash blockTimestamp transactionHash \
+        transactionIndex logIndex batchIndex name symbol possibleSpam verifiedCollection";
+    let all = format!(
+        "{{ wallet(address: \"{NFT_WALLET}\") {{ address {} {} {} {} {} }} }}",
+        page("nfts", NFT_FIELDS),
+        page("erc20Transfers", TRANSFER_FIELDS),
+        page("nftTransfers", moves),
+        page(
+            "tokenBalances",
+            "balance balanceDecimal token { address name symbol decimals }"
+        ),
+        page(
+            "nftCollections",
+            "count collection { address name symbol contractType }"
+        ),
+    );
+    let data = env.data(&all, json!({})).await;
+    assert_eq!(
+        data["wallet"]["nfts"]["edges"].as_array().map(Vec::len),
+        Some(WALLET_NFTS)
+    );
+
+    // The deepest walk: a wallet's collections, each collection's held tokens.
+    let walk = format!(
+        "{{ wallet(address: \"{NFT_WALLET}\") {{ nftCollections(first: 50) {{ edges {{ node {{
+            collection {{ nfts(first: 5) {{ edges {{ node {{ tokenId ownerOf }} }} }} }} }} }} }} }} }}"
+    );
+    let data = env.data(&walk, json!({})).await;
+    let owner = &data["wallet"]["nftCollections"]["edges"][0]["node"]["collection"]["nfts"]
+        ["edges"][0]["node"]["ownerOf"];
+    assert_eq!(owner, NFT_WALLET, "{data}");
+
+    let nested = |outer: usize| {
+        format!(
+            "{{ wallet(address: \"{NFT_WALLET}\") {{ nftCollections(first: {outer}) {{ edges {{ node {{
+                collection {{ owners(first: 1) {{ edges {{ node {{ ownerOf }} }} }} }} }} }} }} }} }}"
+        )
+    };
+    env.data(&nested(50), json!({})).await;
+    expect_bad_input(&env, &nested(100), json!({}), "query is too complex").await;
+    let token_transfers = |outer: usize| {
+        format!(
+            "{{ wallet(address: \"{NFT_WALLET}\") {{ tokenBalances(first: {outer}) {{ edges {{ node {{
+                token {{ transfers(first: 1) {{ edges {{ node {{ value }} }} }} }} }} }} }} }} }}"
+        )
+    };
+    env.data(&token_transfers(50), json!({})).await;
+    expect_bad_input(
+        &env,
+        &token_transfers(100),
+        json!({}),
+        "query is too complex",
+    )
+    .await;
+}
+
+/// A bad argument of a list nested in the graph is refused like one of a root field: `data`
+/// is `null` and the HTTP status 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_argument_deep_in_the_graph_is_a_400() {
+    let env = setup().await;
+    let deep = format!(
+        "{{ wallet(address: \"{NFT_WALLET}\") {{ address nfts(first: 1) {{ status }}
+            nftCollections(first: 1) {{ edges {{ node {{ collection {{
+                owners(first: 0) {{ status }} }} }} }} }} }} }}"
+    );
+    expect_bad_input(&env, &deep, json!({}), "first: 0 is out of range").await;
+    let (status, body) = env.post(Some(&env.key), &deep, json!({})).await;
+    assert_eq!(status, axum::http::StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["data"].is_null(), "{body}");
+}
+
+/// Every example tab of the playground (`playground/index.html`) runs on the demo data without
+/// an error, and each of its lists has records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_playground_examples_run_on_the_demo_data() {
+    let env = setup().await;
+    let html = include_str!("../playground/index.html");
+    let block = |from: usize, open: &str| -> Option<(usize, String)> {
+        let start = from + html[from..].find(open)? + open.len();
+        let end = start + html[start..].find("</script>")?;
+        Some((end, html[start..end].to_string()))
+    };
+    let (mut at, mut examples) = (0, 0);
+    while let Some((end, query)) = block(
+        at,
+        "<script type=\"application/graphql\" class=\"example-query\">",
+    ) {
+        let (next, vars) = block(
+            end,
+            "<script type=\"application/json\" class=\"example-variables\">",
+        )
+        .unwrap_or_else(|| panic!("no variables after {query}"));
+        let vars: Value = serde_json::from_str(&vars).unwrap_or_else(|e| panic!("{e}: {vars}"));
+        let data = env.data(&query, vars).await;
+        let mut lists = Vec::new();
+        collect_lists(&data, &mut lists);
+        assert!(!lists.is_empty(), "no list in the answer to {query}");
+        for (path, n) in lists {
+            assert!(n > 0, "{path} is empty in the answer to\n{query}\n{data:#}");
+        }
+        (at, examples) = (next, examples + 1);
+    }
+    assert_eq!(examples, 5, "the playground's example tabs");
+}
+
+/// Every `edges` list in `v`: (its path, its length), outer lists first; of the lists nested in
+/// records, the first record's.
+fn collect_lists(v: &Value, out: &mut Vec<(String, usize)>) {
+    fn go(v: &Value, path: String, out: &mut Vec<(String, usize)>) {
+        let Value::Object(m) = v else {
+            return;
+        };
+        for (k, x) in m {
+            if k == "edges" {
+                out.push((path.clone(), x.as_array().map_or(0, Vec::len)));
+                go(&x[0], format!("{path}.{k}"), out);
+            } else {
+                go(x, format!("{path}.{k}"), out);
+            }
+        }
+    }
+    go(v, String::new(), out);
+}

@@ -41,6 +41,22 @@ fn every_type_field_argument_and_enum_value_is_documented() {
         "type Erc20TransferConnection",
         "type Erc20TransferEdge",
         "type Erc20Transfer ",
+        "enum SortOrder",
+        "type Wallet ",
+        "type Token ",
+        "type TokenBalance ",
+        "type TokenBalanceConnection",
+        "type NftCollection ",
+        "type WalletCollection ",
+        "type WalletCollectionConnection",
+        "type CollectionNft ",
+        "type CollectionNftConnection",
+        "type NftToken ",
+        "type NftTransfer ",
+        "type NftTransferConnection",
+        "type NftTransferEdge",
+        "type NftOwnerConnection",
+        "type NftMedia",
     ] {
         let at = sdl
             .find(&format!("\n{name}"))
@@ -69,4 +85,86 @@ fn every_type_field_argument_and_enum_value_is_documented() {
         assert!(!member || described, "undocumented schema member: {t}");
         described = false;
     }
+}
+
+/// A field of an object type: its name, whether it takes arguments, its type.
+type Field = (String, bool, String);
+
+/// The fields of each object type in `sdl`.
+fn object_fields(sdl: &str) -> std::collections::BTreeMap<String, Vec<Field>> {
+    let mut types = std::collections::BTreeMap::new();
+    let mut current: Option<(String, Vec<Field>)> = None;
+    let mut open_args: Option<String> = None;
+    for line in sdl.lines() {
+        if let Some(name) = line
+            .strip_prefix("type ")
+            .and_then(|l| l.strip_suffix(" {"))
+        {
+            current = Some((name.to_string(), Vec::new()));
+            continue;
+        }
+        let Some((name, fields)) = current.as_mut() else {
+            continue;
+        };
+        if line == "}" {
+            types.insert(name.clone(), std::mem::take(fields));
+            current = None;
+        } else if let Some(field) = line.strip_prefix('\t').and_then(|l| l.strip_suffix('(')) {
+            open_args = Some(field.to_string());
+        } else if let Some(ty) = line.strip_prefix("\t): ") {
+            let field = open_args.take().expect("an argument list closes a field");
+            fields.push((field, true, ty.to_string()));
+        } else if let Some((field, ty)) = line.strip_prefix('\t').and_then(|l| l.split_once(": ")) {
+            if open_args.is_none() && !field.starts_with('\t') && !field.contains(' ') {
+                fields.push((field.to_string(), false, ty.to_string()));
+            }
+        }
+    }
+    types
+}
+
+/// A bad argument of any field is a 400 with `data: null` (`error::null_on_bad_input`): that is
+/// the GraphQL spec's null propagation only if every field taking arguments is non-null and
+/// no nullable field leads to one.
+#[test]
+fn fields_with_arguments_are_reached_through_non_null_fields_only() {
+    let types = object_fields(&tokenql::graphql::sdl());
+    let wallet = types.get("Wallet").cloned().unwrap_or_default();
+    assert!(
+        wallet.contains(&("nftTransfers".into(), true, "NftTransferConnection!".into()))
+            && wallet.contains(&("address".into(), false, "Address!".into())),
+        "the SDL parsed: {wallet:?}"
+    );
+    let named = |ty: &str| {
+        ty.trim_matches(|c| c == '[' || c == ']' || c == '!')
+            .to_string()
+    };
+    let mut reachable: Vec<String> = Vec::new();
+    for (ty, fields) in &types {
+        for (field, args, out) in fields {
+            assert!(
+                !args || out.ends_with('!'),
+                "{ty}.{field} takes arguments but is nullable: {out}"
+            );
+            if !out.ends_with('!') && types.contains_key(&named(out)) {
+                reachable.push(named(out));
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(ty) = reachable.pop() {
+        if !seen.insert(ty.clone()) {
+            continue;
+        }
+        for (field, args, out) in &types[&ty] {
+            assert!(!args, "{ty}.{field} takes arguments below a nullable field");
+            if types.contains_key(&named(out)) {
+                reachable.push(named(out));
+            }
+        }
+    }
+    assert!(
+        seen.contains("NftMedia"),
+        "the nullable media objects were checked: {seen:?}"
+    );
 }

@@ -473,6 +473,24 @@ async fn backfills_survive_faults(backend: Backend) {
         p.count(&format!("eth_getLogs@{}", s.multi)),
     );
     eprintln!("{backend:?}: backfill of {start} blocks: {a} + {b} eth_getLogs");
+    // The faults reached the backfills themselves: log requests naming a collection (only the
+    // backfills name one; the follower asks for every contract's logs) met errors, drops and
+    // garbage, and still the history arrived whole.
+    let counts = p.counts();
+    let hit = |c: &str| -> u64 {
+        ["fault:429", "fault:503", "fault:drop", "fault:malformed"]
+            .iter()
+            .map(|f| counts.get(&format!("{f}@{c}")).copied().unwrap_or(0))
+            .sum()
+    };
+    let (fa, fb) = (
+        hit(&s.nft.to_ascii_lowercase()),
+        hit(&s.multi.to_ascii_lowercase()),
+    );
+    assert!(
+        fa + fb >= 2,
+        "{backend:?}: only {fa} + {fb} faults met the backfills' requests: {counts:?}"
+    );
     // Per collection: the refusals halving 10000 blocks down to the limit, the ranges, and
     // the retries of the faults.
     let ranges = start.div_ceil(MAX_SPAN / 2);

@@ -17,6 +17,11 @@
 //!   those `BAD_USER_INPUT` and rewrites the limit messages to state the limit. It runs in
 //!   [`super::Executor::execute`], the one entry point of HTTP and in-process callers alike, so
 //!   both see the same errors.
+//! - An argument error nulls the whole answer ([`null_on_bad_input`]): every field taking
+//!   arguments is non-null and reached through non-null fields (the `graphql_schema` test
+//!   checks it), so the spec's null propagation, which async-graphql leaves out, ends at
+//!   `data: null`. A bad argument of a nested list (`wallet { nftTransfers(first: 0) }`) is
+//!   therefore a 400 like a bad argument of a root field.
 //! - A response with data (even partial) is HTTP 200; see [`http_status`].
 
 use async_graphql::{ErrorExtensions, Response, ServerError};
@@ -168,15 +173,30 @@ pub(super) fn tag_errors(resp: &mut Response, max_depth: usize, max_complexity: 
             }
             "Query is too complex." => {
                 e.message = format!(
-                "query is too complex: its cost exceeds {max_complexity} (a connection costs 10 \
-                     plus its selection times first/10; ask for fewer or smaller pages)"
-            )
+                    "query is too complex: its cost exceeds {max_complexity} (a list costs 10, or \
+                     200 when it can be nested in another list's records, plus its selection \
+                     times first/10; ask for fewer or smaller pages)"
+                )
             }
             _ => {}
         }
         e.extensions
             .get_or_insert_with(Default::default)
             .set("code", Code::BadUserInput.as_str());
+    }
+}
+
+/// Null propagation for argument errors (see the module policy): async-graphql nulls only the
+/// field that failed, so a bad argument of a nested list would leave the rest of the answer,
+/// and HTTP 200. Every field taking arguments is non-null, as are the fields above it: the
+/// GraphQL spec's answer is `data: null`.
+pub(super) fn null_on_bad_input(resp: &mut Response) {
+    if resp
+        .errors
+        .iter()
+        .any(|e| code_of(e) == Some(Code::BadUserInput))
+    {
+        resp.data = async_graphql::Value::Null;
     }
 }
 
@@ -222,5 +242,18 @@ mod tests {
         let mut partial = Response::new(async_graphql::value!({ "a": 1 }));
         partial.errors = error_response(Code::InternalServerError, "x").errors;
         assert_eq!(http_status(&partial), StatusCode::OK);
+    }
+
+    #[test]
+    fn a_bad_argument_anywhere_nulls_the_answer() {
+        let mut partial = Response::new(async_graphql::value!({ "wallet": null }));
+        partial.errors = error_response(Code::BadUserInput, "first: 0").errors;
+        null_on_bad_input(&mut partial);
+        assert_eq!(partial.data, async_graphql::Value::Null);
+        assert_eq!(http_status(&partial), StatusCode::BAD_REQUEST);
+        let mut ours = Response::new(async_graphql::value!({ "a": 1 }));
+        ours.errors = error_response(Code::InternalServerError, "x").errors;
+        null_on_bad_input(&mut ours);
+        assert_eq!(ours.data, async_graphql::value!({ "a": 1 }));
     }
 }

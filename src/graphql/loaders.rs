@@ -8,15 +8,17 @@
 //! Batching by time alone (a loader's batching window) could split a large page into several
 //! batches on a slow machine, so the connection resolver *primes* the loader instead: it loads the
 //! keys of the whole page for every kind of related data its selection needs, in one call per
-//! kind, before the nodes are resolved, and gives each node its rows ([`Preloaded`]), so that
-//! the hundreds of node fields of a page read them without going through the loader. Absent
-//! rows are cached as `None`, so an unlabelled address is not fetched twice. A page therefore
-//! costs a constant number of statements, whatever its size.
+//! kind, before the nodes are resolved, and shares the rows with its nodes, so that
+//! the hundreds of node fields of a page read them without going through the loader
+//! ([`Primed`]). Absent rows are cached as `None`, so an unlabelled address is not fetched
+//! twice. A page therefore costs a constant number of statements, whatever its size.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_graphql::dataloader::{DataLoader, HashMapCache, Loader};
+use async_graphql::futures_util::future::try_join3;
+use async_graphql::Lookahead;
 
 use super::error::GqlError;
 use crate::query::{ContractInfo, QueryService, TokenInfo};
@@ -143,6 +145,73 @@ impl Related {
     }
 }
 
-/// A node's related row: handed over by its connection when the page was primed (`Some`), or
-/// loaded (from the cache) when asked for.
-pub type Preloaded<T> = Option<Option<Arc<T>>>;
+/// The keys of the related rows a page needs, by kind (a kind whose fields are not selected
+/// stays empty, and costs nothing).
+#[derive(Debug, Default)]
+pub struct Keys {
+    pub contracts: Vec<ContractKey>,
+    pub tokens: Vec<TokenKey>,
+    pub labels: Vec<LabelKey>,
+}
+
+/// The related rows a page loaded for its nodes, one batch per kind, shared by the nodes. A row
+/// the page did not load is asked of the loader (and its cache).
+pub struct Primed {
+    related: Arc<Related>,
+    contracts: HashMap<ContractKey, Option<Arc<ContractInfo>>>,
+    tokens: HashMap<TokenKey, Option<Arc<TokenInfo>>>,
+    labels: HashMap<LabelKey, Option<Arc<String>>>,
+}
+
+impl Primed {
+    /// Loads `keys`, one statement per kind that has any.
+    pub async fn load(related: Arc<Related>, keys: Keys) -> Result<Arc<Self>, GqlError> {
+        let (contracts, tokens, labels) = try_join3(
+            related.prime(keys.contracts),
+            related.prime(keys.tokens),
+            related.prime(keys.labels),
+        )
+        .await?;
+        Ok(Arc::new(Self {
+            related,
+            contracts,
+            tokens,
+            labels,
+        }))
+    }
+
+    /// Metadata of a contract; `None` when unknown.
+    pub async fn contract(&self, a: Address) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+        match self.contracts.get(&ContractKey(a)) {
+            Some(c) => Ok(c.clone()),
+            None => self.related.contract(a).await,
+        }
+    }
+
+    /// The token row of an NFT; `None` when unknown.
+    pub async fn token(&self, a: Address, t: Uint256) -> Result<Option<Arc<TokenInfo>>, GqlError> {
+        match self.tokens.get(&TokenKey(a, t)) {
+            Some(row) => Ok(row.clone()),
+            None => self.related.token(a, t).await,
+        }
+    }
+
+    /// The label of an address, as text; `None` when unlabelled.
+    pub async fn label(&self, a: Address) -> Result<Option<String>, GqlError> {
+        let l = match self.labels.get(&LabelKey(a)) {
+            Some(l) => l.clone(),
+            None => self.related.label(a).await?,
+        };
+        Ok(l.map(|l| l.as_str().to_string()))
+    }
+
+    /// The loader behind it, for objects reached from this page's nodes.
+    pub fn related(&self) -> &Arc<Related> {
+        &self.related
+    }
+}
+
+/// Whether `look` selects any of `fields` (directly, or through fragments).
+pub fn selects(look: &Lookahead<'_>, fields: &[&str]) -> bool {
+    fields.iter().any(|f| look.field(f).exists())
+}

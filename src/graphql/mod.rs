@@ -1,12 +1,21 @@
-//! The GraphQL adapter: the two questions of the query service as Relay connections.
+//! The GraphQL adapter: the query service's questions as one graph of Relay connections.
 //!
-//! - [`query`]: the `Query` root; arguments are parsed there into [`crate::types`].
-//! - [`nft`], [`transfer`], [`connection`]: the object types, built from the query service's
-//!   model types (never from database rows).
-//! - [`media`]: `Nft.media`, the preview media of an NFT's image.
-//! - [`scalars`]: `Address`, `Uint256` (a decimal string: never a float) and `BlockNumber`.
+//! - [`query`]: the `Query` root: the flat `nftsByWallet` and `erc20Transfers`, and the entry
+//!   points of the graph `wallet`, `token`, `nftCollection`, `nft`.
+//! - The objects, built from the query service's model types (never from database rows):
+//!   [`wallet`] (`Wallet`), [`token`] (`Token`), [`balances`] (`TokenBalance`),
+//!   [`collection`] (`NftCollection`), [`wallet_collections`] (`WalletCollection`),
+//!   [`collection_nfts`] (`CollectionNft`), [`nft_token`] (`NftToken`), [`nft_fields`] (an
+//!   NFT's own fields, part of `NftToken` and `CollectionNft`, and what a page's tokens
+//!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
+//!   (`NftTransfer`), [`media`] (`NftMedia`). Modules import one another one way only (the
+//!   `architecture` test): a list's node never leads back to the object that lists it.
+//! - [`connection`]: the generic `Connection`/`Edge` every list uses, `PageInfo`, `SyncStatus`.
+//! - [`args`]: argument parsing into [`crate::types`]; [`enums`]; [`scalars`]: `Address`,
+//!   `Uint256` (a decimal string: never a float) and `BlockNumber`.
 //! - [`loaders`]: DataLoaders for contract metadata, token rows and labels: a page costs a
-//!   constant number of statements, whatever its size.
+//!   constant number of statements, whatever its size (a list nested in each node of a page
+//!   costs its own statements per node, which the complexity limit bounds).
 //! - [`error`]: the error policy (`extensions.code`, HTTP statuses).
 //! - [`http`]: `POST`/`GET /graphql` behind the API key, and the GraphiQL page `/playground`.
 //!
@@ -15,25 +24,42 @@
 //!
 //! # Limits
 //!
-//! - Depth: at most [`MAX_DEPTH`] levels of selections. Data queries of this schema are at most
-//!   4 deep (`erc20Transfers { edges { node { value } } }`); the limit is set by introspection,
-//!   which is recursive: the standard introspection query GraphiQL sends (graphql-js, `ofType`
-//!   nested 9 times) is 15 deep.
-//! - Complexity: at most [`MAX_COMPLEXITY`]. A field costs 1 plus its selection; a connection
+//! - Depth: at most [`MAX_DEPTH`] levels of selections. The deepest walk of the graph,
+//!   `wallet { nftCollections { edges { node { collection { nfts { edges { node { tokenId } } }
+//!   } } } } } }`, is 9 deep; the limit is set by introspection, which is recursive: the
+//!   standard introspection query GraphiQL sends (graphql-js, `ofType` nested 9 times) is 15
+//!   deep.
+//! - Complexity: at most [`MAX_COMPLEXITY`]. A field costs 1 plus its selection; a list
 //!   costs 10 plus its selection once per started block of 10 records
 //!   ([`connection::page_cost`]), so one full page of 100 transfers with every field costs 230
-//!   (290 with `pageInfo` and `status`) and a query may ask for six to eight of them.
+//!   (290 with `pageInfo` and `status`): a query may ask for six to eight of them, or for all
+//!   five lists of a wallet at once. A list that can sit in the nodes of another list
+//!   (`Token.transfers`, `NftCollection.*`) costs 200 instead of 10
+//!   ([`connection::nested_page_cost`]): nested, its statements run once per outer record,
+//!   so an outer page of 100 records cannot nest a list, and one of 50 can. The limit is
+//!   unchanged by the graph.
 
+pub mod args;
+pub mod balances;
+pub mod collection;
+pub mod collection_nfts;
 pub mod connection;
+pub mod enums;
 pub mod error;
 pub mod http;
 pub mod loaders;
 pub mod media;
 pub mod metrics;
 pub mod nft;
+pub mod nft_fields;
+pub mod nft_token;
+pub mod nft_transfer;
 pub mod query;
 pub mod scalars;
+pub mod token;
 pub mod transfer;
+pub mod wallet;
+pub mod wallet_collections;
 
 use async_graphql::{EmptyMutation, EmptySubscription, Schema, SchemaBuilder};
 use axum::routing::get;
@@ -75,8 +101,9 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// Executes `request`: tags async-graphql's own errors ([`error::tag_errors`]) and records
-    /// the operation's metrics.
+    /// Executes `request`: tags async-graphql's own errors ([`error::tag_errors`]), nulls the
+    /// answer of a request with a bad argument ([`error::null_on_bad_input`]) and records the
+    /// operation's metrics.
     pub async fn execute(&self, mut request: async_graphql::Request) -> async_graphql::Response {
         let start = std::time::Instant::now();
         // Parsed here, once, to name the operation; the executor uses this document. A
@@ -88,9 +115,18 @@ impl Executor {
             .and_then(|doc| metrics::operation(doc, name.as_deref()));
         let mut resp = self.schema.execute(request).await;
         error::tag_errors(&mut resp, MAX_DEPTH, MAX_COMPLEXITY);
+        error::null_on_bad_input(&mut resp);
         metrics::record(op, &resp, start.elapsed());
         resp
     }
+}
+
+/// The query service of the request (a replica's, when the HTTP layer chose one).
+fn service<'a>(ctx: &async_graphql::Context<'a>) -> Result<&'a QueryService, error::GqlError> {
+    ctx.data_opt::<QueryService>().ok_or_else(|| {
+        tracing::error!("the GraphQL schema was built without a QueryService");
+        error::GqlError::internal()
+    })
 }
 
 /// The schema in SDL, as committed in `schema.graphql`.

@@ -1,71 +1,23 @@
-//! `nftsByWallet`'s types: `NftConnection`, `NftEdge`, `Nft`, and the `TokenIdFormat` and
-//! `ContractType` enums.
+//! NFT holdings: `Nft` (one token held by one wallet), `NftConnection` (`nftsByWallet`,
+//! `Wallet.nfts`), and the holdings page builder shared with the owners connections
+//! ([`holdings`]).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use async_graphql::futures_util::future::try_join;
-use async_graphql::{Context, Enum, Object};
+use async_graphql::{Context, Object};
 
-use super::connection::{PageInfo, SyncStatus};
+use super::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
+use super::enums::{format_id, ContractType};
 use super::error::GqlError;
-use super::loaders::{ContractKey, Preloaded, Related, TokenKey};
-use super::media::{MediaBase, NftMedia};
+use super::loaders::{selects, ContractKey, Keys, Primed, Related, TokenKey};
+use super::media::{self, NftMedia};
 use super::scalars::{Address, BlockNumber, Uint256};
-use crate::query::{
-    ContractInfo, CursorMint, MediaInfo, MediaSource, NftHolding, NftQuery, QueryService, TokenInfo,
-};
+use crate::query::{ContractInfo, MediaInfo, NftHolding, NftQuery, Page, QueryService, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
 
-/// How `Nft.tokenId` is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Enum)]
-pub enum TokenIdFormat {
-    /// Decimal digits, e.g. `1234` (the default).
-    #[default]
-    Decimal,
-    /// `0x`-prefixed lowercase hex without leading zeros, e.g. `0x4d2`.
-    Hex,
-}
-
-impl From<TokenIdFormat> for types::TokenIdFormat {
-    fn from(f: TokenIdFormat) -> Self {
-        match f {
-            TokenIdFormat::Decimal => types::TokenIdFormat::Decimal,
-            TokenIdFormat::Hex => types::TokenIdFormat::Hex,
-        }
-    }
-}
-
-/// The token standard a contract implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
-pub enum ContractType {
-    /// A fungible token.
-    #[graphql(name = "ERC20")]
-    Erc20,
-    /// A non-fungible token: each token id has one owner.
-    #[graphql(name = "ERC721")]
-    Erc721,
-    /// A multi-token: each token id has balances, held by many owners.
-    #[graphql(name = "ERC1155")]
-    Erc1155,
-}
-
-impl ContractType {
-    fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ERC20" => Some(ContractType::Erc20),
-            "ERC721" => Some(ContractType::Erc721),
-            "ERC1155" => Some(ContractType::Erc1155),
-            _ => None,
-        }
-    }
-}
-
-/// The `NftConnection` object.
+/// The `NftConnection` object: a wallet's NFTs, with their count.
 pub struct NftConnection {
-    edges: Vec<NftEdge>,
-    page_info: PageInfo,
-    status: SyncStatus,
+    inner: Connection<Nft>,
     total: Option<u64>,
 }
 
@@ -73,13 +25,13 @@ pub struct NftConnection {
 #[Object]
 impl NftConnection {
     /// The NFTs of this page, each with the cursor that resumes right after it.
-    async fn edges(&self) -> &[NftEdge] {
-        &self.edges
+    async fn edges(&self) -> &[Edge<Nft>] {
+        &self.inner.edges
     }
 
     /// Whether more pages follow, and the cursors to get them.
     async fn page_info(&self) -> &PageInfo {
-        &self.page_info
+        &self.inner.page_info
     }
 
     /// `SYNCED` once the wallet's history is complete (or, with `tokenAddresses`, every named
@@ -87,7 +39,7 @@ impl NftConnection {
     /// request schedules the missing history. While `SYNCING`, only holdings that cannot be
     /// made up by a partial history are shown.
     async fn status(&self) -> SyncStatus {
-        self.status
+        self.inner.status
     }
 
     /// How many NFTs match the filters, over all pages. Counted (one more statement) only when
@@ -104,56 +56,30 @@ impl NftConnection {
     }
 }
 
-/// The `NftEdge` object.
-pub struct NftEdge {
-    key: Vec<String>,
-    mint: Arc<CursorMint>,
-    node: Nft,
-}
-
-/// An NFT with its cursor.
-#[Object]
-impl NftEdge {
-    /// Pass as `after` to get the NFTs that follow this one.
-    async fn cursor(&self) -> String {
-        self.mint.cursor(&self.key)
-    }
-
-    /// The NFT.
-    async fn node(&self) -> &Nft {
-        &self.node
-    }
-}
-
-/// The `Nft` object: a holding, with the loader of its related data.
+/// The `Nft` object: a holding, with the related rows of its page.
 pub struct Nft {
     holding: NftHolding,
     chain: Chain,
     format: types::TokenIdFormat,
-    related: Arc<Related>,
-    contract: Preloaded<ContractInfo>,
-    token: Preloaded<TokenInfo>,
+    primed: Arc<Primed>,
     /// Its preview media, when selected and its metadata is fetched; and the links' base.
     media: Option<(MediaInfo, Arc<str>)>,
 }
 
+impl Listed for Nft {
+    const CONNECTION: &'static str = "NftOwnerConnection";
+    const EDGE: &'static str = "NftEdge";
+}
+
 impl Nft {
     async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
-        match &self.contract {
-            Some(c) => Ok(c.clone()),
-            None => self.related.contract(self.holding.contract).await,
-        }
+        self.primed.contract(self.holding.contract).await
     }
 
     async fn token(&self) -> Result<Option<Arc<TokenInfo>>, GqlError> {
-        match &self.token {
-            Some(t) => Ok(t.clone()),
-            None => {
-                self.related
-                    .token(self.holding.contract, self.holding.token_id)
-                    .await
-            }
-        }
+        self.primed
+            .token(self.holding.contract, self.holding.token_id)
+            .await
     }
 }
 
@@ -168,22 +94,12 @@ impl Nft {
     /// The token id, exact, in the `tokenIdFormat` of the query: decimal digits (default) or
     /// `0x` hex.
     async fn token_id(&self) -> String {
-        match self.format {
-            types::TokenIdFormat::Decimal => self.holding.token_id.to_decimal(),
-            types::TokenIdFormat::Hex => self.holding.token_id.to_hex(),
-        }
+        format_id(&self.holding.token_id, self.format)
     }
 
     /// `ERC721` or `ERC1155`.
     async fn contract_type(&self) -> Result<ContractType, GqlError> {
-        ContractType::parse(&self.holding.contract_type).ok_or_else(|| {
-            tracing::error!(
-                contract_type = %self.holding.contract_type,
-                contract = %self.holding.contract,
-                "stored NFT holding has an unknown contract type"
-            );
-            GqlError::internal()
-        })
+        ContractType::stored(&self.holding.contract_type, self.holding.contract)
     }
 
     /// The wallet holding it.
@@ -279,9 +195,9 @@ impl Nft {
 }
 
 /// Node fields answered from the contract's metadata.
-const CONTRACT_FIELDS: &[&str] = &["name", "symbol", "possibleSpam", "verifiedCollection"];
+pub const CONTRACT_FIELDS: &[&str] = &["name", "symbol", "possibleSpam", "verifiedCollection"];
 /// Node fields answered from the token row.
-const TOKEN_FIELDS: &[&str] = &[
+pub const TOKEN_FIELDS: &[&str] = &[
     "blockNumberMinted",
     "tokenUri",
     "metadata",
@@ -291,8 +207,58 @@ const TOKEN_FIELDS: &[&str] = &[
     "media",
 ];
 
-/// Runs `nftsByWallet`: one page from the query service, then one batch per kind of related data
-/// the selection needs. `q.with_total` is set here, from the selection.
+/// The connection of a page of holdings (`nftsByWallet`, `Wallet.nfts`, the owners lists): one
+/// batch per kind of related data the selection of `edges.node` needs, and one of media.
+pub async fn holdings(
+    ctx: &Context<'_>,
+    service: &QueryService,
+    chain: Chain,
+    page: Page<NftHolding>,
+    format: types::TokenIdFormat,
+) -> Result<Connection<Nft>, GqlError> {
+    let node = ctx.look_ahead().field("edges").field("node");
+    let mut keys = Keys::default();
+    if selects(&node, CONTRACT_FIELDS) {
+        keys.contracts = page
+            .edges
+            .iter()
+            .map(|e| ContractKey(e.node.contract))
+            .collect();
+    }
+    if selects(&node, TOKEN_FIELDS) {
+        keys.tokens = page
+            .edges
+            .iter()
+            .map(|e| TokenKey(e.node.contract, e.node.token_id))
+            .collect();
+    }
+    let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
+    let mut media = std::collections::HashMap::new();
+    if node.field("media").exists() {
+        let tokens: Vec<_> = page
+            .edges
+            .iter()
+            .map(|e| {
+                let h = &e.node;
+                (h.contract, h.token_id, h.contract_type == "ERC1155")
+            })
+            .collect();
+        media = media::page_media(service, &primed, tokens).await?;
+    }
+    let base = media::base(ctx);
+    Ok(Connection::from_page(page, |holding| Nft {
+        media: media
+            .get(&(holding.contract, holding.token_id))
+            .map(|m| (m.clone(), base.clone())),
+        holding,
+        chain,
+        format,
+        primed: primed.clone(),
+    }))
+}
+
+/// Runs `nftsByWallet` (and `Wallet.nfts`): one page from the query service, then
+/// [`holdings`]. `q.with_total` is set here, from the selection.
 pub async fn resolve(
     ctx: &Context<'_>,
     service: &QueryService,
@@ -300,84 +266,9 @@ pub async fn resolve(
     after: Option<&str>,
     format: types::TokenIdFormat,
 ) -> Result<NftConnection, GqlError> {
-    let look = ctx.look_ahead();
-    q.with_total = look.field("totalCount").exists();
+    q.with_total = ctx.look_ahead().field("totalCount").exists();
     let page = service.nfts_by_wallet(&q, after).await?;
-
-    let related = Related::new(service.clone(), q.chain);
-    let node = look.field("edges").field("node");
-    let wants = |fields: &[&str]| fields.iter().any(|f| node.field(f).exists());
-    let contracts: Vec<ContractKey> = if wants(CONTRACT_FIELDS) {
-        page.edges
-            .iter()
-            .map(|e| ContractKey(e.node.contract))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let tokens: Vec<TokenKey> = if wants(TOKEN_FIELDS) {
-        page.edges
-            .iter()
-            .map(|e| TokenKey(e.node.contract, e.node.token_id))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let (contracts, tokens) = try_join(related.prime(contracts), related.prime(tokens)).await?;
-    // A key the page did not prime is absent (`None`): the node then asks the loader.
-    let contract_of = |h: &NftHolding| contracts.get(&ContractKey(h.contract)).cloned();
-    let token_of = |h: &NftHolding| tokens.get(&TokenKey(h.contract, h.token_id)).cloned();
-
-    // Preview media: one batch for the page, from the token rows just loaded.
-    let mut media = HashMap::new();
-    if node.field("media").exists() {
-        let mut sources = Vec::with_capacity(page.edges.len());
-        for e in &page.edges {
-            let h = &e.node;
-            let t = match token_of(h) {
-                Some(t) => t,
-                None => related.token(h.contract, h.token_id).await?,
-            };
-            let source = MediaSource {
-                token_id: h.token_id,
-                erc1155: h.contract_type == "ERC1155",
-                metadata: t.as_ref().and_then(|t| t.metadata.clone()),
-                metadata_synced_at: t.as_ref().and_then(|t| t.last_metadata_sync),
-            };
-            sources.push(((h.contract, h.token_id), source));
-        }
-        media = service.media(sources).await?;
-    }
-    let base: Arc<str> = ctx
-        .data_opt::<MediaBase>()
-        .map(|b| b.0.as_str())
-        .unwrap_or_default()
-        .into();
-
-    let page_info = PageInfo::from(&page);
-    let edges = page
-        .edges
-        .into_iter()
-        .map(|e| NftEdge {
-            key: e.key,
-            mint: page.mint.clone(),
-            node: Nft {
-                media: media
-                    .get(&(e.node.contract, e.node.token_id))
-                    .map(|m| (m.clone(), base.clone())),
-                contract: contract_of(&e.node),
-                token: token_of(&e.node),
-                holding: e.node,
-                chain: q.chain,
-                format,
-                related: related.clone(),
-            },
-        })
-        .collect();
-    Ok(NftConnection {
-        edges,
-        page_info,
-        status: page.status.into(),
-        total: page.total,
-    })
+    let total = page.total;
+    let inner = holdings(ctx, service, q.chain, page, format).await?;
+    Ok(NftConnection { inner, total })
 }

@@ -1,49 +1,33 @@
-//! The `Query` root: both questions. Arguments are parsed here, once, into the boundary types
-//! of [`crate::types`]; a bad one is a `BAD_USER_INPUT` error naming the argument and the rule.
-
-use std::fmt::Display;
+//! The `Query` root: the two flat questions (`nftsByWallet`, `erc20Transfers`) and the four
+//! entry points of the graph (`wallet`, `token`, `nftCollection`, `nft`). Arguments are parsed
+//! here, once, with [`super::args`]; a bad one is a `BAD_USER_INPUT` error naming the argument
+//! and the rule.
 
 use async_graphql::{Context, Object};
 
+use super::args;
+use super::collection::NftCollection;
+use super::connection::Connection;
+use super::enums::TokenIdFormat;
 use super::error::GqlError;
-use super::nft::{self, NftConnection, TokenIdFormat};
-use super::scalars::{Address, BlockNumber};
-use super::transfer::{self, Erc20TransferConnection};
-use crate::query::{BlockRange, DateRange, NftQuery, QueryService, TransferQuery};
-use crate::types::{self, AddressList, Chain, PageSize, SortOrder};
+use super::nft::{self, NftConnection};
+use super::nft_token::NftToken;
+use super::scalars::{Address, BlockNumber, Uint256};
+use super::service;
+use super::token::Token;
+use super::transfer::{self, Erc20Transfer};
+use super::wallet::Wallet;
+use crate::query::{DateRange, NftQuery, TransferQuery};
+use crate::types::SortOrder;
 
 /// The root of every query.
 pub struct QueryRoot;
 
-/// Prefixes a parse error with the argument's name.
-fn arg<T, E: Display>(name: &str, r: Result<T, E>) -> Result<T, GqlError> {
-    r.map_err(|e| GqlError::bad_input(name, e))
-}
-
-fn address_list(name: &str, list: Option<&[Address]>) -> Result<AddressList, GqlError> {
-    let parsed = list
-        .unwrap_or_default()
-        .iter()
-        .map(types::Address::try_from)
-        .collect::<Result<Vec<_>, _>>();
-    arg(name, parsed.and_then(AddressList::from_addresses))
-}
-
-fn block(name: &str, b: Option<&BlockNumber>) -> Result<Option<types::BlockNumber>, GqlError> {
-    b.map(|b| arg(name, types::BlockNumber::try_from(b)))
-        .transpose()
-}
-
-fn service<'a>(ctx: &Context<'a>) -> Result<&'a QueryService, GqlError> {
-    ctx.data_opt::<QueryService>().ok_or_else(|| {
-        tracing::error!("the GraphQL schema was built without a QueryService");
-        GqlError::internal()
-    })
-}
-
-/// tokenql answers two questions: which NFTs does this wallet own, and which ERC20 transfers
-/// touched these wallets or contracts. Both answers are Relay connections paginated with
-/// opaque keyset cursors (`first` / `after`).
+/// tokenql's data as a graph: start at a `wallet`, a `token`, an `nftCollection` or an `nft`
+/// and walk its lists (holdings, balances, transfers, owners, collections). The two flat
+/// questions `nftsByWallet` and `erc20Transfers` remain. Every list is a Relay connection
+/// paginated with opaque keyset cursors (`first` / `after`) and says with `status` whether it
+/// is complete.
 #[Object(name = "Query")]
 impl QueryRoot {
     /// The NFTs (ERC721 and ERC1155) a wallet holds now, ordered by `tokenAddress` then
@@ -78,19 +62,21 @@ impl QueryRoot {
         token_id_format: TokenIdFormat,
     ) -> Result<NftConnection, GqlError> {
         let q = NftQuery {
-            chain: arg("chain", Chain::parse(&chain))?,
-            owner: arg("address", types::Address::try_from(&address))?,
-            token_addresses: address_list("tokenAddresses", token_addresses.as_deref())?,
+            chain: args::chain("chain", &chain)?,
+            owner: args::address("address", &address)?,
+            token_addresses: args::address_list("tokenAddresses", token_addresses.as_deref())?,
             exclude_spam,
             with_total: false,
-            page_size: arg("first", PageSize::new(i64::from(first)))?,
+            page_size: args::first(first)?,
         };
         let service = service(ctx)?;
         nft::resolve(ctx, service, q, after.as_deref(), token_id_format.into()).await
     }
 
     /// ERC20 transfers, newest first (`blockNumber` descending, then `logIndex` descending).
-    /// Filters combine with AND; with none, every transfer of the chain is listed.
+    /// Filters combine with AND; with none, every transfer of the chain is listed. `SYNCED`
+    /// once every named wallet's history is complete (or every named contract's; with
+    /// neither, the chain's; none is needed from the live start block on).
     #[allow(clippy::too_many_arguments)]
     #[graphql(complexity = "super::connection::page_cost(first, child_complexity)")]
     async fn erc20_transfers(
@@ -128,32 +114,100 @@ impl QueryRoot {
                           only valid with the same filters."
         )]
         after: Option<String>,
-    ) -> Result<Erc20TransferConnection, GqlError> {
-        let from = block("fromBlock", from_block.as_ref())?;
-        let to = block("toBlock", to_block.as_ref())?;
-        if let (Some(f), Some(t)) = (from, to) {
-            if f > t {
-                return Err(GqlError::bad_input(
-                    "fromBlock",
-                    format!(
-                        "{} is greater than toBlock ({}); expected fromBlock <= toBlock",
-                        f.0, t.0
-                    ),
-                ));
-            }
-        }
+    ) -> Result<Connection<Erc20Transfer>, GqlError> {
+        let blocks = args::blocks(from_block.as_ref(), to_block.as_ref())?;
         let q = TransferQuery {
-            chain: arg("chain", Chain::parse(&chain))?,
-            wallets: address_list("walletAddresses", wallet_addresses.as_deref())?,
-            contracts: address_list("contractAddresses", contract_addresses.as_deref())?,
-            exclude_wallets: address_list("excludeWallets", exclude_wallets.as_deref())?,
-            exclude_contracts: address_list("excludeContracts", exclude_contracts.as_deref())?,
-            blocks: arg("fromBlock", BlockRange::new(from, to))?,
+            chain: args::chain("chain", &chain)?,
+            wallets: args::address_list("walletAddresses", wallet_addresses.as_deref())?,
+            contracts: args::address_list("contractAddresses", contract_addresses.as_deref())?,
+            exclude_wallets: args::address_list("excludeWallets", exclude_wallets.as_deref())?,
+            exclude_contracts: args::address_list(
+                "excludeContracts",
+                exclude_contracts.as_deref(),
+            )?,
+            blocks,
             dates: DateRange::default(),
             order: SortOrder::Desc,
-            page_size: arg("first", PageSize::new(i64::from(first)))?,
+            page_size: args::first(first)?,
         };
         let service = service(ctx)?;
         transfer::resolve(ctx, service, q, after.as_deref()).await
+    }
+
+    /// A wallet on one chain: walk to what it holds (`nfts`, `tokenBalances`,
+    /// `nftCollections`) and what it sent or received (`erc20Transfers`, `nftTransfers`).
+    async fn wallet(
+        &self,
+        #[graphql(
+            default = "eth",
+            desc = "The chain: a name (`eth`, `polygon`, `bsc testnet`, ...) or a hex id \
+                    (`0x1`, `0x89`, ...)."
+        )]
+        chain: String,
+        #[graphql(desc = "The wallet, in any letter case.")] address: Address,
+    ) -> Result<Wallet, GqlError> {
+        Ok(Wallet::new(
+            args::chain("chain", &chain)?,
+            args::address("address", &address)?,
+        ))
+    }
+
+    /// An ERC20 token on one chain: its metadata and its `transfers`.
+    async fn token(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(
+            default = "eth",
+            desc = "The chain: a name (`eth`, `polygon`, `bsc testnet`, ...) or a hex id \
+                    (`0x1`, `0x89`, ...)."
+        )]
+        chain: String,
+        #[graphql(desc = "The token's contract, in any letter case.")] address: Address,
+    ) -> Result<Token, GqlError> {
+        let chain = args::chain("chain", &chain)?;
+        let address = args::address("address", &address)?;
+        Token::load(ctx, service(ctx)?, chain, address).await
+    }
+
+    /// An NFT collection (ERC721 or ERC1155) on one chain: its metadata, its tokens (`nfts`),
+    /// who holds them (`owners`) and how they moved (`transfers`).
+    async fn nft_collection(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(
+            default = "eth",
+            desc = "The chain: a name (`eth`, `polygon`, `bsc testnet`, ...) or a hex id \
+                    (`0x1`, `0x89`, ...)."
+        )]
+        chain: String,
+        #[graphql(desc = "The collection's contract, in any letter case.")] address: Address,
+    ) -> Result<NftCollection, GqlError> {
+        let chain = args::chain("chain", &chain)?;
+        let address = args::address("address", &address)?;
+        NftCollection::load(ctx, service(ctx)?, chain, address).await
+    }
+
+    /// One NFT: its metadata and media, who holds it (`owners`) and how it moved
+    /// (`transfers`). A token tokenql knows nothing of yet has `null` metadata and no owners.
+    async fn nft(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(
+            default = "eth",
+            desc = "The chain: a name (`eth`, `polygon`, `bsc testnet`, ...) or a hex id \
+                    (`0x1`, `0x89`, ...)."
+        )]
+        chain: String,
+        #[graphql(desc = "The collection's contract, in any letter case.")] address: Address,
+        #[graphql(desc = "The token id: decimal digits or `0x` hex, at most 2^256-1.")]
+        token_id: Uint256,
+        #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
+        token_id_format: TokenIdFormat,
+    ) -> Result<NftToken, GqlError> {
+        let chain = args::chain("chain", &chain)?;
+        let contract = args::address("address", &address)?;
+        let id = args::token_id("tokenId", &token_id)?;
+        let format = token_id_format.into();
+        NftToken::load(ctx, service(ctx)?, chain, contract, id, format).await
     }
 }

@@ -1,80 +1,31 @@
-//! `erc20Transfers`' types: `Erc20TransferConnection`, `Erc20TransferEdge`, `Erc20Transfer`.
+//! ERC20 transfers: the `Erc20Transfer` node of `erc20Transfers`, `Wallet.erc20Transfers` and
+//! `Token.transfers`, and the page builder they share ([`resolve`]).
 
 use std::sync::Arc;
 
-use async_graphql::futures_util::future::try_join;
-use async_graphql::{Context, Object, SimpleObject};
+use async_graphql::{Context, Object};
 
-use super::connection::{PageInfo, SyncStatus};
+use super::connection::{Connection, Listed};
 use super::error::GqlError;
-use super::loaders::{ContractKey, LabelKey, Preloaded, Related};
+use super::loaders::{selects, ContractKey, Keys, LabelKey, Primed, Related};
 use super::scalars::{Address, BlockNumber, Uint256};
-use crate::query::{self, ContractInfo, CursorMint, QueryService, TransferQuery};
-use crate::types::{self, iso8601_secs};
+use crate::query::{self, ContractInfo, QueryService, TransferQuery};
+use crate::types::iso8601_secs;
 
-/// One page of ERC20 transfers, newest first: ordered by `blockNumber` descending, ties broken
-/// by `logIndex` descending.
-#[derive(SimpleObject)]
-pub struct Erc20TransferConnection {
-    /// The transfers of this page, each with the cursor that resumes right after it.
-    edges: Vec<Erc20TransferEdge>,
-    /// Whether more pages follow, and the cursors to get them.
-    page_info: PageInfo,
-    /// `SYNCED` once every named wallet's history is complete (or every named contract's; with
-    /// neither, the chain's; none is needed from the live start block on) and the indexer is
-    /// caught up; otherwise `SYNCING`, and the first such request schedules the missing
-    /// history.
-    status: SyncStatus,
-}
-
-/// The `Erc20TransferEdge` object.
-pub struct Erc20TransferEdge {
-    key: Vec<String>,
-    mint: Arc<CursorMint>,
-    node: Erc20Transfer,
-}
-
-/// A transfer with its cursor.
-#[Object]
-impl Erc20TransferEdge {
-    /// Pass as `after` to get the transfers that follow this one.
-    async fn cursor(&self) -> String {
-        self.mint.cursor(&self.key)
-    }
-
-    /// The transfer.
-    async fn node(&self) -> &Erc20Transfer {
-        &self.node
-    }
-}
-
-/// The `Erc20Transfer` object: a transfer, with the loader of its related data.
+/// The `Erc20Transfer` object: a transfer, with the related rows of its page.
 pub struct Erc20Transfer {
     transfer: query::Erc20Transfer,
-    related: Arc<Related>,
-    contract: Preloaded<ContractInfo>,
-    from_label: Preloaded<String>,
-    to_label: Preloaded<String>,
+    primed: Arc<Primed>,
+}
+
+impl Listed for Erc20Transfer {
+    const CONNECTION: &'static str = "Erc20TransferConnection";
+    const EDGE: &'static str = "Erc20TransferEdge";
 }
 
 impl Erc20Transfer {
     async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
-        match &self.contract {
-            Some(c) => Ok(c.clone()),
-            None => self.related.contract(self.transfer.contract).await,
-        }
-    }
-
-    async fn label(
-        &self,
-        preloaded: &Preloaded<String>,
-        a: types::Address,
-    ) -> Result<Option<String>, GqlError> {
-        let l = match preloaded {
-            Some(l) => l.clone(),
-            None => self.related.label(a).await?,
-        };
-        Ok(l.map(|l| l.as_str().to_string()))
+        self.primed.contract(self.transfer.contract).await
     }
 }
 
@@ -101,13 +52,13 @@ impl Erc20Transfer {
     /// A human-readable label of the sender, when known (e.g. an exchange's hot wallet).
     #[graphql(name = "fromWalletLabel")]
     async fn sender_label(&self) -> Result<Option<String>, GqlError> {
-        self.label(&self.from_label, self.transfer.from).await
+        self.primed.label(self.transfer.from).await
     }
 
     /// A human-readable label of the recipient, when known.
     #[graphql(name = "toWalletLabel")]
     async fn recipient_label(&self) -> Result<Option<String>, GqlError> {
-        self.label(&self.to_label, self.transfer.to).await
+        self.primed.label(self.transfer.to).await
     }
 
     /// The amount, exact, in the token's smallest unit.
@@ -198,57 +149,35 @@ const CONTRACT_FIELDS: &[&str] = &[
     "verifiedCollection",
 ];
 
-/// Runs `erc20Transfers`: one page from the query service, then one batch per kind of related
-/// data the selection needs.
+/// Runs a list of ERC20 transfers: one page from the query service, then one batch per kind of
+/// related data the selection of `edges.node` needs.
 pub async fn resolve(
     ctx: &Context<'_>,
     service: &QueryService,
     q: TransferQuery,
     after: Option<&str>,
-) -> Result<Erc20TransferConnection, GqlError> {
+) -> Result<Connection<Erc20Transfer>, GqlError> {
     let page = service.erc20_transfers(&q, after).await?;
-
-    let related = Related::new(service.clone(), q.chain);
     let node = ctx.look_ahead().field("edges").field("node");
-    let wants = |f: &str| node.field(f).exists();
-    let contracts: Vec<ContractKey> = if CONTRACT_FIELDS.iter().any(|f| wants(f)) {
-        page.edges
+    let mut keys = Keys::default();
+    if selects(&node, CONTRACT_FIELDS) {
+        keys.contracts = page
+            .edges
             .iter()
             .map(|e| ContractKey(e.node.contract))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let mut labels = Vec::new();
-    if wants("fromWalletLabel") {
-        labels.extend(page.edges.iter().map(|e| LabelKey(e.node.from)));
+            .collect();
     }
-    if wants("toWalletLabel") {
-        labels.extend(page.edges.iter().map(|e| LabelKey(e.node.to)));
+    if node.field("fromWalletLabel").exists() {
+        keys.labels
+            .extend(page.edges.iter().map(|e| LabelKey(e.node.from)));
     }
-    let (contracts, labels) = try_join(related.prime(contracts), related.prime(labels)).await?;
-    // A key the page did not prime is absent (`None`): the node then asks the loader.
-    let label_of = |a| labels.get(&LabelKey(a)).cloned();
-
-    let page_info = PageInfo::from(&page);
-    let edges = page
-        .edges
-        .into_iter()
-        .map(|e| Erc20TransferEdge {
-            key: e.key,
-            mint: page.mint.clone(),
-            node: Erc20Transfer {
-                contract: contracts.get(&ContractKey(e.node.contract)).cloned(),
-                from_label: label_of(e.node.from),
-                to_label: label_of(e.node.to),
-                transfer: e.node,
-                related: related.clone(),
-            },
-        })
-        .collect();
-    Ok(Erc20TransferConnection {
-        edges,
-        page_info,
-        status: page.status.into(),
-    })
+    if node.field("toWalletLabel").exists() {
+        keys.labels
+            .extend(page.edges.iter().map(|e| LabelKey(e.node.to)));
+    }
+    let primed = Primed::load(Related::new(service.clone(), q.chain), keys).await?;
+    Ok(Connection::from_page(page, |transfer| Erc20Transfer {
+        transfer,
+        primed: primed.clone(),
+    }))
 }

@@ -31,19 +31,24 @@ pub struct NftHolding {
 }
 
 impl NftHolding {
-    /// A stable identifier of the token: the first 16 bytes of
-    /// `SHA-256("{chain id}:{contract address}:{decimal token id}")`, as 32 hex digits.
+    /// The token's [`token_hash`].
     pub fn token_hash(&self, chain: Chain) -> String {
-        use sha2::{Digest, Sha256};
-        // Written piece by piece rather than through `format!`: every record of a page has one.
-        let mut h = Sha256::new();
-        h.update(chain.id().to_string());
-        h.update(b":");
-        h.update(self.contract.hex());
-        h.update(b":");
-        h.update(self.token_id.to_decimal());
-        crate::types::hex::lower(&h.finalize()[..16])
+        token_hash(chain, self.contract, self.token_id)
     }
+}
+
+/// A stable identifier of a token: the first 16 bytes of
+/// `SHA-256("{chain id}:{contract address}:{decimal token id}")`, as 32 hex digits.
+pub fn token_hash(chain: Chain, contract: Address, token_id: Uint256) -> String {
+    use sha2::{Digest, Sha256};
+    // Written piece by piece rather than through `format!`: every record of a page has one.
+    let mut h = Sha256::new();
+    h.update(chain.id().to_string());
+    h.update(b":");
+    h.update(contract.hex());
+    h.update(b":");
+    h.update(token_id.to_decimal());
+    crate::types::hex::lower(&h.finalize()[..16])
 }
 
 /// Whether the answer is complete.

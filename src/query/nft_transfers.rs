@@ -151,8 +151,35 @@ impl QueryService {
         q: &NftTransferQuery,
         after: Option<&str>,
     ) -> Result<Page<NftTransfer>, QueryError> {
-        let walk = Walk::begin(self, CursorKind::NftTransfer, q.digest(), after)?;
+        self.nft_moves(q, None, after).await
+    }
+
+    /// One page of one token's transfers (`q.contracts` names its collection; its scopes
+    /// decide `status`), as [`QueryService::nft_transfers`].
+    pub async fn token_nft_transfers(
+        &self,
+        q: &NftTransferQuery,
+        token_id: Uint256,
+        after: Option<&str>,
+    ) -> Result<Page<NftTransfer>, QueryError> {
+        self.nft_moves(q, Some(token_id), after).await
+    }
+
+    async fn nft_moves(
+        &self,
+        q: &NftTransferQuery,
+        token_id: Option<Uint256>,
+        after: Option<&str>,
+    ) -> Result<Page<NftTransfer>, QueryError> {
+        let digest = match token_id {
+            None => q.digest(),
+            Some(t) => query_digest(&format!("{}|{}", q.digest(), t.to_db())),
+        };
+        let walk = Walk::begin(self, CursorKind::NftTransfer, digest, after)?;
         let mut base = q.filter();
+        if let Some(t) = token_id {
+            base = base.add(T::TokenId.eq(t.to_db()));
+        }
         if let Some(p) = walk.position() {
             let (block, log, batch) = position(p).ok_or(super::CursorError::Invalid)?;
             base = base.add(past(q.order, block, log, batch));

@@ -1,6 +1,7 @@
 // Opens tokenql's GraphiQL playground in headless Chromium and uses it as a person would:
-// types the API key, checks the docs explorer (fed by introspection), runs both preloaded
-// example queries and waits for their data in the result pane, then saves a screenshot; last,
+// types the API key, checks the docs explorer (fed by introspection), runs every preloaded
+// example query (the flat questions and the walks of the graph) and waits for its data in the
+// result pane, then saves a screenshot; last,
 // opens the link with the key in its fragment (as `serve --demo` prints it) in a fresh profile.
 //
 //   node playground.mjs BASE_URL API_KEY SCREENSHOT.png
@@ -63,8 +64,20 @@ async function waitForText(page, selector, needles, what) {
   throw new Error(`${what}: ${selector} never showed ${needles.join(', ')}; it shows:\n${text.slice(0, 1500)}`);
 }
 
+// The example tabs of playground/index.html, in order: the operation each runs, the path to
+// a list its answer must have records in, and text the result pane must show (near the top:
+// the pane draws only the lines in view, and the fields of an object come in the order they
+// resolve, so the graph's tabs look for what each of their lists shows).
+const EXAMPLES = [
+  ['NftsByWallet', ['nftsByWallet'], ['"edges"', '"tokenAddress"']],
+  ['Erc20Transfers', ['erc20Transfers'], ['"transactionHash"', '"USDT"']],
+  ['WalletGraph', ['wallet', 'nftCollections'], ['"SYNCED"', '"node"']],
+  ['TokenTransfers', ['token', 'transfers'], ['"Tether USD"', '"valueDecimal"']],
+  ['NftGraph', ['nftCollection', 'nfts'], ['"SYNCED"', '"node"']],
+];
+
 // Runs the query of the active tab and checks both the HTTP answer and the result pane.
-async function runActiveTab(page, operationName, field, needles) {
+async function runActiveTab(page, operationName, path, needles) {
   const answer = page.waitForResponse(
     (r) =>
       r.url() === new URL('/graphql', base).toString() &&
@@ -79,7 +92,8 @@ async function runActiveTab(page, operationName, field, needles) {
   if (resp.status() !== 200 || body.errors) {
     throw new Error(`${operationName}: HTTP ${resp.status()}: ${JSON.stringify(body).slice(0, 800)}`);
   }
-  const edges = body.data?.[field]?.edges ?? [];
+  const list = [].concat(path).reduce((v, k) => v?.[k], body.data);
+  const edges = list?.edges ?? [];
   if (edges.length === 0) throw new Error(`${operationName}: no edges in ${JSON.stringify(body)}`);
   await waitForText(page, '.graphiql-response', needles, `${operationName} result`);
   log(`${operationName}: ${edges.length} edges, shown in the result pane`);
@@ -110,8 +124,9 @@ async function openDocs(page) {
   await page.locator('button[aria-label="Show Documentation Explorer"]').click();
   await waitForText(page, '.graphiql-doc-explorer', ['Query'], 'docs explorer');
   await page.locator('.graphiql-doc-explorer a', { hasText: /^Query$/ }).first().click();
-  await waitForText(page, '.graphiql-doc-explorer', ['nftsByWallet', 'erc20Transfers'], 'docs of Query');
-  log('the docs explorer lists nftsByWallet and erc20Transfers');
+  const roots = ['nftsByWallet', 'erc20Transfers', 'wallet', 'token', 'nftCollection', 'nft'];
+  await waitForText(page, '.graphiql-doc-explorer', roots, 'docs of Query');
+  log(`the docs explorer lists ${roots.join(', ')}`);
 }
 
 let browser;
@@ -170,16 +185,17 @@ try {
   // The docs explorer, from the introspected schema: Query and its two connections.
   await openDocs(page);
 
-  // Both example tabs run as they are and show data: the first one as the page opens, the
-  // second one after switching to it.
+  // Every example tab runs as it is and shows data: the first one as the page opens, the
+  // others after switching to them.
   const tabs = page.locator('.graphiql-tab');
   const count = await tabs.count();
-  if (count !== 2) throw new Error(`expected the two example tabs, found ${count}`);
-  await runActiveTab(page, 'NftsByWallet', 'nftsByWallet', ['"edges"', '"tokenAddress"']);
-  await tabs.nth(1).locator('.graphiql-tab-button').click();
-  await runActiveTab(page, 'Erc20Transfers', 'erc20Transfers', ['"transactionHash"', '"USDT"']);
+  if (count !== EXAMPLES.length) throw new Error(`expected ${EXAMPLES.length} example tabs, found ${count}`);
+  for (const [i, [operation, path, needles]] of EXAMPLES.entries()) {
+    if (i > 0) await tabs.nth(i).locator('.graphiql-tab-button').click();
+    await runActiveTab(page, operation, path, needles);
+  }
 
-  // Coming back: the key is still in the box and sent at once, the tabs are the same two.
+  // Coming back: the key is still in the box and sent at once, the tabs are the same.
   // (GraphiQL saves its editors and tabs 500 ms after a change; reloading sooner than that
   // makes it add a tab mixing two of them, so the test waits as a person would.)
   await page.waitForTimeout(1500);
@@ -187,13 +203,15 @@ try {
   const kept = await page.locator('#api-key').inputValue();
   if (kept !== apiKey) throw new Error(`after a reload the key box holds ${JSON.stringify(kept)}`);
   const again = await tabs.count();
-  if (again !== 2) throw new Error(`after a reload there are ${again} tabs instead of 2`);
-  log('after a reload: the key is back and sent, the two tabs are kept');
+  if (again !== EXAMPLES.length) {
+    throw new Error(`after a reload there are ${again} tabs instead of ${EXAMPLES.length}`);
+  }
+  log(`after a reload: the key is back and sent, the ${again} tabs are kept`);
 
   // The picture: the first example's answer, with the docs explorer open.
   await tabs.nth(0).locator('.graphiql-tab-button').click();
   if (!(await page.locator('.graphiql-doc-explorer').isVisible())) await openDocs(page);
-  await runActiveTab(page, 'NftsByWallet', 'nftsByWallet', ['"edges"', '"tokenAddress"', '38']);
+  await runActiveTab(page, 'NftsByWallet', ['nftsByWallet'], ['"edges"', '"tokenAddress"', '38']);
 
   if (problems.length) throw new Error('problems while using the page');
   mkdirSync(dirname(screenshot), { recursive: true });
@@ -222,7 +240,7 @@ try {
   if (page.url().includes(apiKey)) throw new Error(`the key stayed in the address bar: ${page.url()}`);
   const keptByLink = await page.evaluate(() => window.localStorage.getItem('tokenql.apiKey'));
   if (keptByLink !== apiKey) throw new Error(`the link's key was not kept (got ${keptByLink})`);
-  await runActiveTab(page, 'NftsByWallet', 'nftsByWallet', ['"edges"', '"tokenAddress"']);
+  await runActiveTab(page, 'NftsByWallet', ['nftsByWallet'], ['"edges"', '"tokenAddress"']);
   log('a link with the key: the key is in the box, sent, kept and gone from the address bar');
 
   const hosts = new Set(requests.map((r) => new URL(r.split(' ')[1]).host));

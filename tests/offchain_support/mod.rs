@@ -204,6 +204,8 @@ struct State {
     total: AtomicU64,
     flaky: AtomicBool,
     slow_ms: AtomicU64,
+    /// How long `/doc/*` waits before answering (default 0).
+    doc_delay_ms: AtomicU64,
     overrides: Mutex<HashMap<String, Canned>>,
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
@@ -232,6 +234,7 @@ impl OffchainServer {
             total: AtomicU64::new(0),
             flaky: AtomicBool::new(true),
             slow_ms: AtomicU64::new(5_000),
+            doc_delay_ms: AtomicU64::new(0),
             overrides: Mutex::new(HashMap::new()),
             in_flight: AtomicU64::new(0),
             max_in_flight: AtomicU64::new(0),
@@ -277,6 +280,13 @@ impl OffchainServer {
     /// While on (the default), `/meta/flaky` answers 503; off, it serves the png document.
     pub fn set_flaky(&self, failing: bool) {
         self.state.flaky.store(failing, Ordering::SeqCst);
+    }
+
+    /// How long `/doc/*` waits before answering (default: not at all).
+    pub fn set_doc_delay(&self, d: Duration) {
+        self.state
+            .doc_delay_ms
+            .store(d.as_millis() as u64, Ordering::SeqCst);
     }
 
     /// How long `/img/slow` and `/meta/slowdoc` sleep (default 5 s).
@@ -421,7 +431,13 @@ async fn route(s: &State, path: &str) -> Response<Body> {
             _ => status(StatusCode::NOT_FOUND),
         },
         ["img", name] => img(s, name, slow).await,
-        ["doc", name] => json_doc(&json!({"name": format!("doc {name}")})),
+        ["doc", name] => {
+            let delay = s.doc_delay_ms.load(Ordering::SeqCst);
+            if delay > 0 {
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+            }
+            json_doc(&json!({"name": format!("doc {name}")}))
+        }
         ["ipfs", _cid] => meta(s, "png", slow).await,
         ["ipfs", _cid, rest @ ..] => Box::pin(route(s, &format!("/{}", rest.join("/")))).await,
         ["ar", txid] => meta(s, txid, slow).await,

@@ -646,6 +646,13 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
 
     if let Some(f) = inner.pick_fault() {
         inner.bump(f.key(), 1);
+        // Which collections' log requests a fault hit (`fault:429@0x…`): a test can show that
+        // faults reached a backfill, not only the live follower.
+        for c in &calls {
+            if let Some(a) = c["params"][0]["address"].as_str() {
+                inner.bump(&format!("{}@{}", f.key(), a.to_ascii_lowercase()), 1);
+            }
+        }
         match f {
             Fault::Delay(d) => tokio::time::sleep(d).await,
             Fault::TooManyRequests => {

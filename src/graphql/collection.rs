@@ -1,0 +1,209 @@
+//! One NFT collection: the `NftCollection` object (`nftCollection(...)`, and the `collection`
+//! of a token or of a wallet's collection), with its metadata, tokens, owners and moves.
+
+use std::sync::Arc;
+
+use async_graphql::{Context, Object};
+
+use super::collection_nfts::{self, CollectionNft};
+use super::connection::{nested_page_cost, Connection};
+use super::enums::{ContractType, Order, TokenIdFormat};
+use super::error::GqlError;
+use super::loaders::{selects, ContractKey, Keys, Primed, Related};
+use super::nft::{self, Nft};
+use super::nft_transfer::{self, NftTransfer};
+use super::scalars::{Address, BlockNumber};
+use super::{args, service};
+use crate::query::{self, ContractInfo, NftOwnersQuery, NftTransferQuery, QueryService};
+use crate::types::{self, AddressList, Chain};
+
+/// `NftCollection` fields answered from the contract's metadata.
+pub const CONTRACT_FIELDS: &[&str] = &[
+    "contractType",
+    "name",
+    "symbol",
+    "possibleSpam",
+    "verifiedCollection",
+];
+
+/// The `NftCollection` object.
+pub struct NftCollection {
+    chain: Chain,
+    address: types::Address,
+    /// The standard, when the record that links here knows it.
+    contract_type: Option<String>,
+    primed: Arc<Primed>,
+}
+
+impl NftCollection {
+    /// The collection at `address`, its metadata read through `primed`.
+    pub fn new(
+        chain: Chain,
+        address: types::Address,
+        contract_type: Option<String>,
+        primed: Arc<Primed>,
+    ) -> Self {
+        Self {
+            chain,
+            address,
+            contract_type,
+            primed,
+        }
+    }
+
+    /// `nftCollection(...)`: one statement for the metadata, when `ctx` selects it.
+    pub async fn load(
+        ctx: &Context<'_>,
+        service: &QueryService,
+        chain: Chain,
+        address: types::Address,
+    ) -> Result<Self, GqlError> {
+        let mut keys = Keys::default();
+        if selects(&ctx.look_ahead(), CONTRACT_FIELDS) {
+            keys.contracts.push(ContractKey(address));
+        }
+        let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
+        Ok(Self::new(chain, address, None, primed))
+    }
+
+    async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+        self.primed.contract(self.address).await
+    }
+}
+
+/// An NFT collection (an ERC721 or ERC1155 contract): its metadata, the tokens someone holds,
+/// who holds them, and how they moved.
+#[Object]
+impl NftCollection {
+    /// The collection's contract.
+    async fn address(&self) -> Address {
+        self.address.into()
+    }
+
+    /// `ERC721` or `ERC1155`; `null` while the contract's standard is unknown.
+    async fn contract_type(&self) -> Result<Option<ContractType>, GqlError> {
+        if let Some(t) = &self.contract_type {
+            return ContractType::stored(t, self.address).map(Some);
+        }
+        let standard = self.contract().await?.and_then(|c| c.standard.clone());
+        Ok(standard.as_deref().and_then(ContractType::parse))
+    }
+
+    /// The collection's name, when known.
+    async fn name(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.contract().await?.and_then(|c| c.name.clone()))
+    }
+
+    /// The collection's symbol, when known.
+    async fn symbol(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.contract().await?.and_then(|c| c.symbol.clone()))
+    }
+
+    /// Whether the collection is flagged as possible spam.
+    async fn possible_spam(&self) -> Result<bool, GqlError> {
+        Ok(self.contract().await?.is_some_and(|c| c.possible_spam))
+    }
+
+    /// Whether the collection is verified.
+    async fn verified_collection(&self) -> Result<bool, GqlError> {
+        Ok(self.contract().await?.is_some_and(|c| c.verified))
+    }
+
+    /// The collection's tokens that someone holds, by token id, each with its holder (when
+    /// one) and the amount held. `SYNCED` once the collection's whole history is indexed;
+    /// before, the first request schedules it, and only tokens partial history cannot have
+    /// made up are shown.
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    async fn nfts(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many tokens per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+        #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
+        token_id_format: TokenIdFormat,
+    ) -> Result<Connection<CollectionNft>, GqlError> {
+        let q = query::CollectionNftsQuery {
+            chain: self.chain,
+            contract: self.address,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        collection_nfts::resolve(ctx, service, q, after, token_id_format.into()).await
+    }
+
+    /// Who holds the collection's tokens now: one record per (token, owner), by token id then
+    /// owner. `SYNCED` once the collection's whole history is indexed; before, the first
+    /// request schedules it, and only holdings partial history cannot have made up are shown.
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    async fn owners(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many holdings per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+        #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
+        token_id_format: TokenIdFormat,
+    ) -> Result<Connection<Nft>, GqlError> {
+        let q = NftOwnersQuery {
+            chain: self.chain,
+            contract: self.address,
+            token_id: None,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        let page = service.nft_owners(&q, after).await?;
+        nft::holdings(ctx, service, self.chain, page, token_id_format.into()).await
+    }
+
+    /// The collection's moves (mints and burns included), newest first unless `order: ASC`:
+    /// by block, log index, then position in a batch. `SYNCED` once the collection's whole
+    /// history is indexed (or when `fromBlock` is at or after the live start block).
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    async fn transfers(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many moves per page: 1 to 100.")] first: i32,
+        #[graphql(
+            desc = "The `endCursor` of the previous page, to get the next one; only \
+                          valid with the same arguments."
+        )]
+        after: Option<String>,
+        #[graphql(desc = "Only moves in this block or later (inclusive).")] from_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(desc = "Only moves in this block or earlier (inclusive).")] to_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(desc = "Only moves at or after this time: Unix seconds or ISO 8601 \
+                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it.")]
+        from_date: Option<String>,
+        #[graphql(desc = "Only moves at or before this time: Unix seconds or ISO 8601; \
+                          `toBlock` wins over it.")]
+        to_date: Option<String>,
+        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
+        #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
+        token_id_format: TokenIdFormat,
+    ) -> Result<Connection<NftTransfer>, GqlError> {
+        let range = args::Range {
+            from_block,
+            to_block,
+            from_date,
+            to_date,
+            order,
+        };
+        let bounds = range.parse()?;
+        let q = NftTransferQuery {
+            chain: self.chain,
+            wallet: None,
+            contracts: AddressList::one(self.address),
+            blocks: bounds.blocks,
+            dates: bounds.dates,
+            order: bounds.order,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        nft_transfer::resolve(ctx, service, q, None, after, token_id_format.into()).await
+    }
+}

@@ -1,0 +1,206 @@
+//! The fields of one NFT (a token id of a collection), whoever holds it: its metadata, preview
+//! media, collection name and flags ([`NftFields`]), part of `NftToken` and of `CollectionNft`;
+//! and [`Linked`], what the tokens of one page share, loaded in one batch per kind as the
+//! selection needs it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_graphql::{Context, Lookahead, Object};
+
+use super::enums::{format_id, ContractType};
+use super::error::GqlError;
+use super::loaders::{selects, ContractKey, Keys, Primed, TokenKey};
+use super::media::{self, NftMedia};
+use super::nft::TOKEN_FIELDS;
+use super::scalars::{Address, BlockNumber};
+use crate::query::{token_hash, ContractInfo, MediaInfo, QueryService, TokenInfo};
+use crate::types::{self, iso8601_ms, Chain};
+
+/// What the tokens of one page (or one `nft(...)`) share: their chain, id format, related rows
+/// and preview media, loaded in one batch per kind.
+pub struct Linked {
+    pub chain: Chain,
+    pub format: types::TokenIdFormat,
+    pub primed: Arc<Primed>,
+    media: HashMap<(types::Address, types::Uint256), MediaInfo>,
+    base: Arc<str>,
+}
+
+/// [`NftFields`] answered from the contract's metadata.
+const CONTRACT_FIELDS: &[&str] = &[
+    "contractType",
+    "name",
+    "symbol",
+    "possibleSpam",
+    "verifiedCollection",
+];
+
+/// A token of the page: (contract, token id, whether ERC1155).
+pub type Moved = (types::Address, types::Uint256, bool);
+
+impl Linked {
+    /// Adds to `keys` the rows that `look` (a selection of [`NftFields`]) needs for `tokens`.
+    pub fn want(look: &Lookahead<'_>, tokens: &[Moved], keys: &mut Keys) {
+        if selects(look, CONTRACT_FIELDS) {
+            keys.contracts
+                .extend(tokens.iter().map(|t| ContractKey(t.0)));
+        }
+        if selects(look, TOKEN_FIELDS) {
+            keys.tokens
+                .extend(tokens.iter().map(|t| TokenKey(t.0, t.1)));
+        }
+    }
+
+    /// The tokens' shared data, with their media in one batch when `look` selects it.
+    pub async fn load(
+        ctx: &Context<'_>,
+        service: &QueryService,
+        chain: Chain,
+        format: types::TokenIdFormat,
+        primed: Arc<Primed>,
+        look: &Lookahead<'_>,
+        tokens: Vec<Moved>,
+    ) -> Result<Arc<Self>, GqlError> {
+        let media = if look.field("media").exists() {
+            media::page_media(service, &primed, tokens).await?
+        } else {
+            HashMap::new()
+        };
+        Ok(Arc::new(Self {
+            chain,
+            format,
+            primed,
+            media,
+            base: media::base(ctx),
+        }))
+    }
+
+    /// The fields of one token: `contract_type` when the record it belongs to knows it.
+    pub fn fields(
+        self: &Arc<Self>,
+        contract: types::Address,
+        token_id: types::Uint256,
+        contract_type: Option<&str>,
+    ) -> NftFields {
+        NftFields {
+            contract,
+            token_id,
+            contract_type: contract_type.map(str::to_string),
+            linked: self.clone(),
+        }
+    }
+
+    /// The preview media of one token, when its page selected and has them.
+    fn media(&self, contract: types::Address, token_id: types::Uint256) -> Option<NftMedia> {
+        let m = self.media.get(&(contract, token_id))?;
+        Some(NftMedia::new(m.clone(), &self.base))
+    }
+}
+
+/// The `NftFields` object: merged into `NftToken` and `CollectionNft`.
+pub struct NftFields {
+    contract: types::Address,
+    token_id: types::Uint256,
+    contract_type: Option<String>,
+    linked: Arc<Linked>,
+}
+
+impl NftFields {
+    async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+        self.linked.primed.contract(self.contract).await
+    }
+
+    async fn row(&self) -> Result<Option<Arc<TokenInfo>>, GqlError> {
+        self.linked.primed.token(self.contract, self.token_id).await
+    }
+}
+
+/// One NFT's own data, whoever holds it.
+#[Object]
+impl NftFields {
+    /// The collection's contract.
+    async fn token_address(&self) -> Address {
+        self.contract.into()
+    }
+
+    /// The token id, exact, in the `tokenIdFormat` asked.
+    async fn token_id(&self) -> String {
+        format_id(&self.token_id, self.linked.format)
+    }
+
+    /// `ERC721` or `ERC1155`; `null` while the contract's standard is unknown.
+    async fn contract_type(&self) -> Result<Option<ContractType>, GqlError> {
+        if let Some(t) = &self.contract_type {
+            return ContractType::stored(t, self.contract).map(Some);
+        }
+        let standard = self.contract().await?.and_then(|c| c.standard.clone());
+        Ok(standard.as_deref().and_then(ContractType::parse))
+    }
+
+    /// A stable identifier of the token (chain, contract and token id): 32 hex digits.
+    async fn token_hash(&self) -> String {
+        token_hash(self.linked.chain, self.contract, self.token_id)
+    }
+
+    /// The token's metadata URI, when known.
+    async fn token_uri(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.row().await?.and_then(|t| t.token_uri.clone()))
+    }
+
+    /// The token's metadata, a JSON document as a string, when fetched.
+    async fn metadata(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.row().await?.and_then(|t| t.metadata.clone()))
+    }
+
+    /// Preview media of the token's image (as `Nft.media`); `null` while the token's metadata
+    /// is not fetched.
+    async fn media(&self) -> Option<NftMedia> {
+        self.linked.media(self.contract, self.token_id)
+    }
+
+    /// The block at which the token was minted, when known.
+    async fn block_number_minted(&self) -> Result<Option<BlockNumber>, GqlError> {
+        let row = self.row().await?;
+        Ok(row
+            .and_then(|t| t.block_number_minted)
+            .map(BlockNumber::from))
+    }
+
+    /// The address that minted the token, when known.
+    async fn minter_address(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.row().await?.and_then(|t| t.minter_address.clone()))
+    }
+
+    /// When the token URI was last fetched: ISO 8601 UTC with milliseconds.
+    async fn last_token_uri_sync(&self) -> Result<Option<String>, GqlError> {
+        let row = self.row().await?;
+        Ok(row.and_then(|t| t.last_token_uri_sync).map(iso8601_ms))
+    }
+
+    /// When the metadata was last fetched: ISO 8601 UTC with milliseconds.
+    async fn last_metadata_sync(&self) -> Result<Option<String>, GqlError> {
+        let row = self.row().await?;
+        Ok(row.and_then(|t| t.last_metadata_sync).map(iso8601_ms))
+    }
+
+    /// The collection's name, when known.
+    async fn name(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.contract().await?.and_then(|c| c.name.clone()))
+    }
+
+    /// The collection's symbol, when known.
+    async fn symbol(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.contract().await?.and_then(|c| c.symbol.clone()))
+    }
+
+    /// Whether the collection is flagged as possible spam.
+    async fn possible_spam(&self) -> Result<bool, GqlError> {
+        Ok(self.contract().await?.is_some_and(|c| c.possible_spam))
+    }
+
+    /// Whether the collection is verified.
+    async fn verified_collection(&self) -> Result<bool, GqlError> {
+        Ok(self.contract().await?.is_some_and(|c| c.verified))
+    }
+}

@@ -1,0 +1,158 @@
+//! One NFT: the `NftToken` object (`nft(...)`): its own data ([`NftFields`]), and what it
+//! leads to: its collection, its owners and its moves ([`NftLinks`]).
+
+use std::sync::Arc;
+
+use async_graphql::{Context, MergedObject, Object};
+
+use super::collection::{NftCollection, CONTRACT_FIELDS as COLLECTION_FIELDS};
+use super::connection::{page_cost, Connection};
+use super::enums::Order;
+use super::error::GqlError;
+use super::loaders::{selects, ContractKey, Keys, Primed, Related};
+use super::nft::{self as holdings, Nft};
+use super::nft_fields::{Linked, NftFields};
+use super::nft_transfer::{self, NftTransfer};
+use super::scalars::BlockNumber;
+use super::{args, service};
+use crate::query::QueryService;
+use crate::types::{self, Chain};
+
+/// One NFT (a token id of a collection), whoever holds it: its metadata, its preview media, its
+/// collection, its owners and its moves. Fields tokenql has no data for yet are `null`.
+#[derive(MergedObject)]
+pub struct NftToken(NftFields, NftLinks);
+
+impl NftToken {
+    /// `nft(...)`: the token's rows, its contract's metadata and its media, each in one
+    /// statement when the selection needs it.
+    pub async fn load(
+        ctx: &Context<'_>,
+        service: &QueryService,
+        chain: Chain,
+        contract: types::Address,
+        token_id: types::Uint256,
+        format: types::TokenIdFormat,
+    ) -> Result<Self, GqlError> {
+        let look = ctx.look_ahead();
+        let mut keys = Keys::default();
+        Linked::want(&look, &[(contract, token_id, false)], &mut keys);
+        let media = look.field("media").exists();
+        // The collection's metadata; and its standard, which decides whether `{id}` in an
+        // image URL is the token id.
+        if media || selects(&look.field("collection"), COLLECTION_FIELDS) {
+            keys.contracts.push(ContractKey(contract));
+        }
+        let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
+        let standard = match media {
+            true => primed
+                .contract(contract)
+                .await?
+                .and_then(|c| c.standard.clone()),
+            false => None,
+        };
+        let tokens = vec![(contract, token_id, standard.as_deref() == Some("ERC1155"))];
+        let linked = Linked::load(ctx, service, chain, format, primed, &look, tokens).await?;
+        let links = NftLinks {
+            contract,
+            token_id,
+            linked: linked.clone(),
+        };
+        Ok(NftToken(linked.fields(contract, token_id, None), links))
+    }
+}
+
+/// The `NftLinks` object: merged into `NftToken`.
+pub struct NftLinks {
+    contract: types::Address,
+    token_id: types::Uint256,
+    linked: Arc<Linked>,
+}
+
+/// What one NFT leads to.
+#[Object]
+impl NftLinks {
+    /// The collection, to walk to its other tokens, owners and moves.
+    async fn collection(&self) -> NftCollection {
+        NftCollection::new(
+            self.linked.chain,
+            self.contract,
+            None,
+            self.linked.primed.clone(),
+        )
+    }
+
+    /// Who holds the token now (an ERC1155 token may have many holders), ordered by owner.
+    /// `SYNCED` once the collection's whole history is indexed; before, the first request
+    /// schedules it, and only holdings partial history cannot have made up are shown.
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    async fn owners(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many owners per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+    ) -> Result<Connection<Nft>, GqlError> {
+        let q = crate::query::NftOwnersQuery {
+            chain: self.linked.chain,
+            contract: self.contract,
+            token_id: Some(self.token_id),
+            page_size: args::first(first)?,
+        };
+        let service = service(ctx)?;
+        let page = service
+            .nft_owners(&q, args::after(after.as_deref())?)
+            .await?;
+        holdings::holdings(ctx, service, q.chain, page, self.linked.format).await
+    }
+
+    /// The token's moves (mints and burns included), newest first unless `order: ASC`: by
+    /// block, log index, then position in a batch. `SYNCED` once the collection's whole
+    /// history is indexed (or when `fromBlock` is at or after the live start block).
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    async fn transfers(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many moves per page: 1 to 100.")] first: i32,
+        #[graphql(
+            desc = "The `endCursor` of the previous page, to get the next one; only \
+                          valid with the same arguments."
+        )]
+        after: Option<String>,
+        #[graphql(desc = "Only moves in this block or later (inclusive).")] from_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(desc = "Only moves in this block or earlier (inclusive).")] to_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(desc = "Only moves at or after this time: Unix seconds or ISO 8601 \
+                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it.")]
+        from_date: Option<String>,
+        #[graphql(desc = "Only moves at or before this time: Unix seconds or ISO 8601; \
+                          `toBlock` wins over it.")]
+        to_date: Option<String>,
+        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
+    ) -> Result<Connection<NftTransfer>, GqlError> {
+        let range = args::Range {
+            from_block,
+            to_block,
+            from_date,
+            to_date,
+            order,
+        };
+        let bounds = range.parse()?;
+        let q = crate::query::NftTransferQuery {
+            chain: self.linked.chain,
+            wallet: None,
+            contracts: types::AddressList::one(self.contract),
+            blocks: bounds.blocks,
+            dates: bounds.dates,
+            order: bounds.order,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        let format = self.linked.format;
+        nft_transfer::resolve(ctx, service, q, Some(self.token_id), after, format).await
+    }
+}

@@ -1,0 +1,160 @@
+//! One ERC20 token: the `Token` object (`token(...)`, and the `token` of a balance), with its
+//! metadata and transfers.
+
+use std::sync::Arc;
+
+use async_graphql::{Context, Object};
+
+use super::connection::{nested_page_cost, Connection};
+use super::enums::Order;
+use super::error::GqlError;
+use super::loaders::{selects, ContractKey, Keys, Primed, Related};
+use super::scalars::{Address, BlockNumber};
+use super::transfer::{self, Erc20Transfer};
+use super::{args, service};
+use crate::query::{ContractInfo, QueryService, TransferQuery};
+use crate::types::{self, AddressList, Chain};
+
+/// `Token` fields answered from the contract's metadata.
+pub const CONTRACT_FIELDS: &[&str] = &[
+    "name",
+    "symbol",
+    "decimals",
+    "logo",
+    "possibleSpam",
+    "verifiedContract",
+];
+
+/// The `Token` object.
+pub struct Token {
+    chain: Chain,
+    address: types::Address,
+    primed: Arc<Primed>,
+}
+
+impl Token {
+    /// `token(...)`: one statement for the metadata, when `ctx` selects it.
+    pub async fn load(
+        ctx: &Context<'_>,
+        service: &QueryService,
+        chain: Chain,
+        address: types::Address,
+    ) -> Result<Self, GqlError> {
+        let mut keys = Keys::default();
+        if selects(&ctx.look_ahead(), CONTRACT_FIELDS) {
+            keys.contracts.push(ContractKey(address));
+        }
+        let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
+        Ok(Self::new(chain, address, primed))
+    }
+
+    /// The token at `address`, its metadata read through `primed`.
+    pub fn new(chain: Chain, address: types::Address, primed: Arc<Primed>) -> Self {
+        Self {
+            chain,
+            address,
+            primed,
+        }
+    }
+
+    /// The token's metadata, when known.
+    pub async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+        self.primed.contract(self.address).await
+    }
+}
+
+/// An ERC20 token contract: its metadata and its transfers. Metadata tokenql does not have is
+/// `null`.
+#[Object]
+impl Token {
+    /// The token's contract.
+    async fn address(&self) -> Address {
+        self.address.into()
+    }
+
+    /// The token's name, when known.
+    async fn name(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.contract().await?.and_then(|c| c.name.clone()))
+    }
+
+    /// The token's symbol, when known.
+    async fn symbol(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.contract().await?.and_then(|c| c.symbol.clone()))
+    }
+
+    /// The token's decimals, when known.
+    async fn decimals(&self) -> Result<Option<i32>, GqlError> {
+        let d = self.contract().await?.and_then(|c| c.decimals);
+        Ok(d.and_then(|d| i32::try_from(d).ok()))
+    }
+
+    /// The URL of the token's logo, when known.
+    async fn logo(&self) -> Result<Option<String>, GqlError> {
+        Ok(self.contract().await?.and_then(|c| c.logo.clone()))
+    }
+
+    /// Whether the token is flagged as possible spam.
+    async fn possible_spam(&self) -> Result<bool, GqlError> {
+        Ok(self.contract().await?.is_some_and(|c| c.possible_spam))
+    }
+
+    /// Whether the token is verified.
+    async fn verified_contract(&self) -> Result<bool, GqlError> {
+        Ok(self.contract().await?.is_some_and(|c| c.verified))
+    }
+
+    /// The token's transfers, newest first unless `order: ASC`: by block, then log index.
+    /// `SYNCED` once the token's whole history is indexed (or when `fromBlock` is at or after
+    /// the live start block).
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    async fn transfers(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many transfers per page: 1 to 100.")] first: i32,
+        #[graphql(
+            desc = "The `endCursor` of the previous page, to get the next one; only \
+                          valid with the same arguments."
+        )]
+        after: Option<String>,
+        #[graphql(desc = "Only transfers in this block or later (inclusive).")] from_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(desc = "Only transfers in this block or earlier (inclusive).")] to_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(
+            desc = "Only transfers at or after this time: Unix seconds or ISO 8601 \
+                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it."
+        )]
+        from_date: Option<String>,
+        #[graphql(
+            desc = "Only transfers at or before this time: Unix seconds or ISO 8601; \
+                          `toBlock` wins over it."
+        )]
+        to_date: Option<String>,
+        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
+    ) -> Result<Connection<Erc20Transfer>, GqlError> {
+        let range = args::Range {
+            from_block,
+            to_block,
+            from_date,
+            to_date,
+            order,
+        };
+        let bounds = range.parse()?;
+        let q = TransferQuery {
+            chain: self.chain,
+            wallets: AddressList::default(),
+            contracts: AddressList::one(self.address),
+            exclude_wallets: AddressList::default(),
+            exclude_contracts: AddressList::default(),
+            blocks: bounds.blocks,
+            dates: bounds.dates,
+            order: bounds.order,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        transfer::resolve(ctx, service, q, after).await
+    }
+}

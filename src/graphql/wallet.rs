@@ -1,0 +1,243 @@
+//! One wallet: the `Wallet` object (`wallet(...)`), whose fields are the lists of what it
+//! holds and what it sent or received. It reads nothing itself; each list is one question of
+//! the query service.
+
+use async_graphql::{Context, Object};
+
+use super::balances::{self, TokenBalance};
+use super::connection::{page_cost, Connection};
+use super::enums::{Order, TokenIdFormat};
+use super::error::GqlError;
+use super::nft::{self, NftConnection};
+use super::nft_transfer::{self, NftTransfer};
+use super::scalars::{Address, BlockNumber};
+use super::transfer::{self, Erc20Transfer};
+use super::wallet_collections::{self, WalletCollection};
+use super::{args, service};
+use crate::query::{
+    NftQuery, NftTransferQuery, TokenBalanceQuery, TransferQuery, WalletCollectionsQuery,
+};
+use crate::types::{self, AddressList, Chain};
+
+/// The `Wallet` object.
+pub struct Wallet {
+    chain: Chain,
+    address: types::Address,
+}
+
+impl Wallet {
+    /// The wallet at `address` on `chain`.
+    pub fn new(chain: Chain, address: types::Address) -> Self {
+        Self { chain, address }
+    }
+}
+
+/// A wallet (any address) on one chain: what it holds, and what it sent or received.
+#[Object]
+impl Wallet {
+    /// The wallet's address.
+    async fn address(&self) -> Address {
+        self.address.into()
+    }
+
+    /// The NFTs the wallet holds now: the answer of `nftsByWallet`, with the same arguments
+    /// and order (`tokenAddress`, then `tokenId`).
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    async fn nfts(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many NFTs per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+        #[graphql(desc = "Only NFTs of these collections (at most 100 addresses).")]
+        token_addresses: Option<Vec<Address>>,
+        #[graphql(
+            default = false,
+            desc = "Leave out collections flagged as possible spam."
+        )]
+        exclude_spam: bool,
+        #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
+        token_id_format: TokenIdFormat,
+    ) -> Result<NftConnection, GqlError> {
+        let q = NftQuery {
+            chain: self.chain,
+            owner: self.address,
+            token_addresses: args::address_list("tokenAddresses", token_addresses.as_deref())?,
+            exclude_spam,
+            with_total: false,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        nft::resolve(ctx, service, q, after, token_id_format.into()).await
+    }
+
+    /// The ERC20 transfers the wallet sent or received, newest first unless `order: ASC`: by
+    /// block, then log index. `SYNCED` once the wallet's whole history is indexed (or, with
+    /// `contractAddresses`, every named token's; or when `fromBlock` is at or after the live
+    /// start block).
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    async fn erc20_transfers(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many transfers per page: 1 to 100.")] first: i32,
+        #[graphql(
+            desc = "The `endCursor` of the previous page, to get the next one; only \
+                          valid with the same arguments."
+        )]
+        after: Option<String>,
+        #[graphql(desc = "Only transfers of these tokens (at most 100 addresses).")]
+        contract_addresses: Option<Vec<Address>>,
+        #[graphql(desc = "Only transfers in this block or later (inclusive).")] from_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(desc = "Only transfers in this block or earlier (inclusive).")] to_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(
+            desc = "Only transfers at or after this time: Unix seconds or ISO 8601 \
+                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it."
+        )]
+        from_date: Option<String>,
+        #[graphql(
+            desc = "Only transfers at or before this time: Unix seconds or ISO 8601; \
+                          `toBlock` wins over it."
+        )]
+        to_date: Option<String>,
+        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
+    ) -> Result<Connection<Erc20Transfer>, GqlError> {
+        let range = args::Range {
+            from_block,
+            to_block,
+            from_date,
+            to_date,
+            order,
+        };
+        let bounds = range.parse()?;
+        let q = TransferQuery {
+            chain: self.chain,
+            wallets: AddressList::one(self.address),
+            contracts: args::address_list("contractAddresses", contract_addresses.as_deref())?,
+            exclude_wallets: AddressList::default(),
+            exclude_contracts: AddressList::default(),
+            blocks: bounds.blocks,
+            dates: bounds.dates,
+            order: bounds.order,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        transfer::resolve(ctx, service, q, after).await
+    }
+
+    /// The wallet's non-zero ERC20 balances, summed exactly from its whole transfer history
+    /// (a rebasing token's balance drifts from its contract's `balanceOf`), by token address.
+    /// `SYNCED` once the wallet's whole history is indexed (or, with `tokenAddresses`, every
+    /// named token's); before, the first request schedules it, and only the balances of
+    /// tokens whose own history is complete are shown.
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    async fn token_balances(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many balances per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+        #[graphql(desc = "Only these tokens (at most 100 addresses).")] token_addresses: Option<
+            Vec<Address>,
+        >,
+        #[graphql(desc = "The balances after this block (inclusive); now when absent.")]
+        to_block: Option<BlockNumber>,
+        #[graphql(default = false, desc = "Leave out tokens flagged as possible spam.")]
+        exclude_spam: bool,
+    ) -> Result<Connection<TokenBalance>, GqlError> {
+        let q = TokenBalanceQuery {
+            chain: self.chain,
+            owner: self.address,
+            to_block: args::block("toBlock", to_block.as_ref())?,
+            token_addresses: args::address_list("tokenAddresses", token_addresses.as_deref())?,
+            exclude_spam,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        balances::balances(ctx, service, q, after).await
+    }
+
+    /// The NFTs the wallet sent or received (mints and burns included), newest first unless
+    /// `order: ASC`: by block, log index, then position in a batch. `SYNCED` once the
+    /// wallet's whole history is indexed (or, with `contractAddresses`, every named
+    /// collection's; or when `fromBlock` is at or after the live start block).
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    async fn nft_transfers(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many moves per page: 1 to 100.")] first: i32,
+        #[graphql(
+            desc = "The `endCursor` of the previous page, to get the next one; only \
+                          valid with the same arguments."
+        )]
+        after: Option<String>,
+        #[graphql(desc = "Only moves of these collections (at most 100 addresses).")]
+        contract_addresses: Option<Vec<Address>>,
+        #[graphql(desc = "Only moves in this block or later (inclusive).")] from_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(desc = "Only moves in this block or earlier (inclusive).")] to_block: Option<
+            BlockNumber,
+        >,
+        #[graphql(desc = "Only moves at or after this time: Unix seconds or ISO 8601 \
+                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it.")]
+        from_date: Option<String>,
+        #[graphql(desc = "Only moves at or before this time: Unix seconds or ISO 8601; \
+                          `toBlock` wins over it.")]
+        to_date: Option<String>,
+        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
+        #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
+        token_id_format: TokenIdFormat,
+    ) -> Result<Connection<NftTransfer>, GqlError> {
+        let range = args::Range {
+            from_block,
+            to_block,
+            from_date,
+            to_date,
+            order,
+        };
+        let bounds = range.parse()?;
+        let q = NftTransferQuery {
+            chain: self.chain,
+            wallet: Some(self.address),
+            contracts: args::address_list("contractAddresses", contract_addresses.as_deref())?,
+            blocks: bounds.blocks,
+            dates: bounds.dates,
+            order: bounds.order,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        nft_transfer::resolve(ctx, service, q, None, after, token_id_format.into()).await
+    }
+
+    /// The collections the wallet holds at least one token of, by address, with how many of
+    /// each. `SYNCED` once the wallet's whole history is indexed; before, the first request
+    /// schedules it, and only holdings partial history cannot have made up count.
+    #[graphql(complexity = "page_cost(first, child_complexity)")]
+    async fn nft_collections(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many collections per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+        #[graphql(
+            default = false,
+            desc = "Leave out collections flagged as possible spam."
+        )]
+        exclude_spam: bool,
+    ) -> Result<Connection<WalletCollection>, GqlError> {
+        let q = WalletCollectionsQuery {
+            chain: self.chain,
+            owner: self.address,
+            exclude_spam,
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        wallet_collections::wallet_collections(ctx, service, q, after).await
+    }
+}
