@@ -43,8 +43,15 @@ pub fn token_id(name: &str, t: &Uint256) -> Result<types::Uint256, GqlError> {
     arg(name, types::Uint256::try_from(t))
 }
 
-/// A list of at most 100 addresses; absent is empty.
+/// A list of 1 to 100 addresses; absent is no filter. An empty list is refused, as REST refuses
+/// an empty value: `[]` is no default in disguise.
 pub fn address_list(name: &str, list: Option<&[Address]>) -> Result<AddressList, GqlError> {
+    if list.is_some_and(<[Address]>::is_empty) {
+        return Err(GqlError::bad_input(
+            name,
+            "is empty; give at least one address, or leave the argument out",
+        ));
+    }
     let parsed = list
         .unwrap_or_default()
         .iter()
@@ -145,6 +152,13 @@ mod tests {
 
     fn number(n: i64) -> BlockNumber {
         <BlockNumber as ScalarType>::parse(Value::from(n)).expect("a number")
+    }
+
+    #[test]
+    fn an_empty_list_is_refused_by_name() {
+        let m = message(address_list("contractAddresses", Some(&[])));
+        assert!(m.starts_with("contractAddresses: is empty"), "{m}");
+        assert!(address_list("contractAddresses", None).is_ok());
     }
 
     #[test]
