@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::DatabaseConnection;
 
 use crate::import::{self, ImportError, ImportReport};
 use crate::lists::{self, ListReport};
+use crate::store;
 use crate::types::Chain;
 
 /// The recorded logs.
@@ -32,19 +33,12 @@ pub const EXAMPLE_NFT_WALLET: &str = "0x430d5dde0cd48989737a95b4c46e1801a9a08531
 /// and labels unless labels are there (so a demo database made before they were bundled gets
 /// them too). Idempotent.
 pub async fn load(db: &DatabaseConnection) -> Result<Option<ImportReport>, ImportError> {
-    let report = if crate::entity::chain_state::Entity::find_by_id(Chain::ETH.db_id())
-        .one(db)
-        .await?
-        .is_some()
-    {
+    let report = if store::chain::state(db, Chain::ETH).await?.is_some() {
         None
     } else {
         Some(load_into(db).await?)
     };
-    let labelled = crate::entity::address_label::Entity::find()
-        .filter(crate::entity::address_label::Column::ChainId.eq(Chain::ETH.db_id()))
-        .count(db)
-        .await?;
+    let labelled = store::labels::count(db, Chain::ETH).await?;
     if labelled == 0 {
         for r in load_lists(db).await? {
             tracing::info!(summary = %r, "demo list loaded");
@@ -68,7 +62,7 @@ pub async fn load_into(db: &DatabaseConnection) -> Result<ImportReport, ImportEr
     let lines = LOGS.lines().map(|l| Ok(l.to_string()));
     let report = import::import_lines(db, Chain::ETH, lines, headers).await?;
     // The sample stands on its own: its answers are complete (API.md, SYNCED).
-    crate::store::mark_history_complete(db, Chain::ETH).await?;
+    store::mark_history_complete(db, Chain::ETH).await?;
     lists::tokenlist::import_str(db, TOKENLIST, "demo token list", Some(Chain::ETH)).await?;
     Ok(report)
 }

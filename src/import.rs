@@ -13,11 +13,10 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
 
-use sea_orm::{DatabaseConnection, EntityTrait};
+use sea_orm::DatabaseConnection;
 use serde::Deserialize;
 
 use crate::decode::{self, Decoded, RpcLog, Skip};
-use crate::entity::chain_state;
 use crate::store::{self, Batch, BlockHeader, Checkpoint, StoreError};
 use crate::types::Chain;
 
@@ -133,6 +132,33 @@ pub async fn import_logs(
     import_lines(db, chain, lines, headers).await
 }
 
+/// One log line decoded, with its block's header (from `headers`, or made from the log's own
+/// block timestamp).
+fn decode_line(
+    line: &str,
+    headers: &BTreeMap<u64, BlockHeader>,
+) -> Result<(Decoded, BlockHeader), Skip> {
+    let r = match serde_json::from_str::<RpcLog>(line) {
+        Ok(l) => l.parse()?,
+        Err(e) => return Err(Skip::Malformed(e.to_string())),
+    };
+    let header = headers.get(&r.block_number).cloned().or_else(|| {
+        r.block_timestamp.map(|ts| BlockHeader {
+            number: r.block_number,
+            hash: r.block_hash,
+            parent_hash: None,
+            timestamp: ts,
+        })
+    });
+    let header = header.ok_or_else(|| {
+        Skip::Malformed(format!(
+            "no header or timestamp for block {}",
+            r.block_number
+        ))
+    })?;
+    decode::decode(&r).map(|d| (d, header))
+}
+
 /// Imports logs given as JSON lines, with their block headers.
 pub async fn import_lines(
     db: &DatabaseConnection,
@@ -150,27 +176,7 @@ pub async fn import_lines(
             continue;
         }
         report.lines += 1;
-        let rec = match serde_json::from_str::<RpcLog>(&line) {
-            Ok(l) => l.parse(),
-            Err(e) => Err(Skip::Malformed(e.to_string())),
-        };
-        let decoded = rec.and_then(|r| {
-            let header = headers.get(&r.block_number).cloned().or_else(|| {
-                r.block_timestamp.map(|ts| BlockHeader {
-                    number: r.block_number,
-                    hash: r.block_hash,
-                    parent_hash: None,
-                    timestamp: ts,
-                })
-            });
-            let header = header.ok_or_else(|| {
-                Skip::Malformed(format!(
-                    "no header or timestamp for block {}",
-                    r.block_number
-                ))
-            })?;
-            decode::decode(&r).map(|d| (d, header))
-        });
+        let decoded = decode_line(&line, &headers);
         match decoded {
             Ok((d, header)) => {
                 let n = header.number;
@@ -209,36 +215,38 @@ pub async fn import_lines(
         }
     }
     if let Some((lo, hi)) = range {
-        // The imported range becomes (part of) the chain's indexed range.
-        let existing = chain_state::Entity::find_by_id(chain.db_id())
-            .one(db)
-            .await?;
-        let cp = match &existing {
-            Some(s) => Checkpoint {
-                start_block: s.start_block.map_or(lo, |v| (v as u64).min(lo)),
-                indexed_block: Some(s.indexed_block.map_or(hi, |v| v.max(hi as i64) as u64)),
-                head_block: s.head_block.map_or(hi, |v| (v as u64).max(hi)),
-            },
-            None => Checkpoint {
-                start_block: lo,
-                indexed_block: Some(hi),
-                head_block: hi,
-            },
-        };
-        // Leave the row alone when it already covers the range: re-importing changes nothing.
-        let unchanged = existing.is_some_and(|s| {
-            (s.start_block, s.indexed_block, s.head_block)
-                == (
-                    Some(cp.start_block as i64),
-                    cp.indexed_block.map(|b| b as i64),
-                    Some(cp.head_block as i64),
-                )
-        });
-        if !unchanged {
-            batch.checkpoint = Some(cp);
-        }
+        batch.checkpoint = widened_checkpoint(db, chain, lo, hi).await?;
     }
     report.blocks += batch.blocks.len() as u64;
     store::write_batch(db, chain, &batch).await?;
     Ok(report)
+}
+
+/// The chain's checkpoint widened to cover the imported blocks `lo..=hi` (the imported range
+/// becomes part of the chain's indexed range); `None` when the stored one already covers them,
+/// so that re-importing changes nothing.
+async fn widened_checkpoint(
+    db: &DatabaseConnection,
+    chain: Chain,
+    lo: u64,
+    hi: u64,
+) -> Result<Option<Checkpoint>, ImportError> {
+    let existing = store::chain::state(db, chain).await?;
+    let cp = match &existing {
+        Some(s) => Checkpoint {
+            start_block: s.start_block.map_or(lo, |v| v.min(lo)),
+            indexed_block: Some(s.indexed_block.map_or(hi, |v| v.max(hi))),
+            head_block: s.head_block.map_or(hi, |v| v.max(hi)),
+        },
+        None => Checkpoint {
+            start_block: lo,
+            indexed_block: Some(hi),
+            head_block: hi,
+        },
+    };
+    let unchanged = existing.is_some_and(|s| {
+        (s.start_block, s.indexed_block, s.head_block)
+            == (Some(cp.start_block), cp.indexed_block, Some(cp.head_block))
+    });
+    Ok((!unchanged).then_some(cp))
 }

@@ -7,14 +7,10 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait,
-    QueryFilter, QueryOrder,
-};
+use sea_orm::{ConnectionTrait, DbErr};
 use sha2::{Digest, Sha256};
 
-use crate::entity::api_key;
-use crate::store::now_ms;
+use crate::store::keys::{self as stored, KeyTarget, NewKey, StoredKey};
 
 /// A stored key, without its secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,26 +63,17 @@ impl KeyRate {
     }
 }
 
-/// A stored column (never negative: written through [`KeyRate::validate`]).
-fn from_column(v: Option<i32>) -> Option<u32> {
-    v.and_then(|v| u32::try_from(v).ok())
-}
-
-fn to_column(v: Option<u32>) -> Option<i32> {
-    v.and_then(|v| i32::try_from(v).ok())
-}
-
-impl From<api_key::Model> for KeyInfo {
-    fn from(m: api_key::Model) -> Self {
+impl From<StoredKey> for KeyInfo {
+    fn from(k: StoredKey) -> Self {
         KeyInfo {
-            id: m.id,
-            name: m.name,
-            prefix: m.key_prefix,
-            created_at: m.created_at,
-            revoked_at: m.revoked_at,
+            id: k.id,
+            name: k.name,
+            prefix: k.prefix,
+            created_at: k.created_at,
+            revoked_at: k.revoked_at,
             rate: KeyRate {
-                per_sec: from_column(m.rate_limit_per_sec),
-                burst: from_column(m.rate_limit_burst),
+                per_sec: k.rate_per_sec,
+                burst: k.rate_burst,
             },
         }
     }
@@ -119,26 +106,23 @@ pub async fn create_with_rate<C: ConnectionTrait>(
     let mut raw = [0u8; 32];
     getrandom::fill(&mut raw).map_err(|e| DbErr::Custom(format!("no randomness: {e}")))?;
     let secret = format!("tq_{}", URL_SAFE_NO_PAD.encode(raw));
-    let model = api_key::ActiveModel {
-        name: Set(name.to_string()),
-        key_hash: Set(hash(&secret)),
-        key_prefix: Set(secret[..11].to_string()),
-        created_at: Set(now_ms()),
-        revoked_at: Set(None),
-        rate_limit_per_sec: Set(to_column(rate.per_sec)),
-        rate_limit_burst: Set(to_column(rate.burst)),
-        ..Default::default()
-    }
-    .insert(db)
+    let key = stored::insert(
+        db,
+        NewKey {
+            name,
+            hash: &hash(&secret),
+            prefix: &secret[..11],
+            rate_per_sec: rate.per_sec,
+            rate_burst: rate.burst,
+        },
+    )
     .await?;
-    Ok((model.into(), secret))
+    Ok((key.into(), secret))
 }
 
 /// All keys, oldest first.
 pub async fn list<C: ConnectionTrait>(db: &C) -> Result<Vec<KeyInfo>, DbErr> {
-    Ok(api_key::Entity::find()
-        .order_by_asc(api_key::Column::Id)
-        .all(db)
+    Ok(stored::list(db)
         .await?
         .into_iter()
         .map(KeyInfo::from)
@@ -146,10 +130,10 @@ pub async fn list<C: ConnectionTrait>(db: &C) -> Result<Vec<KeyInfo>, DbErr> {
 }
 
 /// Keys named `id_or_name`: by id when it is a number, by name otherwise.
-fn target(id_or_name: &str) -> sea_orm::sea_query::SimpleExpr {
+fn target(id_or_name: &str) -> KeyTarget<'_> {
     match id_or_name.parse::<i32>() {
-        Ok(id) => api_key::Column::Id.eq(id),
-        Err(_) => api_key::Column::Name.eq(id_or_name),
+        Ok(id) => KeyTarget::Id(id),
+        Err(_) => KeyTarget::Name(id_or_name),
     }
 }
 
@@ -158,17 +142,7 @@ fn target(id_or_name: &str) -> sea_orm::sea_query::SimpleExpr {
 /// A server with a key cache (`--key-cache-ttl`) may accept the key until its cached entry
 /// expires.
 pub async fn revoke<C: ConnectionTrait>(db: &C, id_or_name: &str) -> Result<u64, DbErr> {
-    let target = target(id_or_name);
-    let r = api_key::Entity::update_many()
-        .col_expr(
-            api_key::Column::RevokedAt,
-            sea_orm::sea_query::Expr::value(now_ms()),
-        )
-        .filter(target)
-        .filter(api_key::Column::RevokedAt.is_null())
-        .exec(db)
-        .await?;
-    Ok(r.rows_affected)
+    stored::revoke(db, target(id_or_name)).await
 }
 
 /// Sets the rate limit of the active key(s) with this id or name; `None` fields return to the
@@ -180,20 +154,7 @@ pub async fn set_rate<C: ConnectionTrait>(
     rate: KeyRate,
 ) -> Result<u64, DbErr> {
     rate.validate()?;
-    let r = api_key::Entity::update_many()
-        .col_expr(
-            api_key::Column::RateLimitPerSec,
-            sea_orm::sea_query::Expr::value(to_column(rate.per_sec)),
-        )
-        .col_expr(
-            api_key::Column::RateLimitBurst,
-            sea_orm::sea_query::Expr::value(to_column(rate.burst)),
-        )
-        .filter(target(id_or_name))
-        .filter(api_key::Column::RevokedAt.is_null())
-        .exec(db)
-        .await?;
-    Ok(r.rows_affected)
+    stored::set_rate(db, target(id_or_name), rate.per_sec, rate.burst).await
 }
 
 /// The active key matching a presented secret, if any.
@@ -207,12 +168,7 @@ pub async fn verify<C: ConnectionTrait>(db: &C, presented: &str) -> Result<Optio
 
 /// The active key whose secret has this [`hash`], if any.
 pub async fn verify_hash<C: ConnectionTrait>(db: &C, hash: &str) -> Result<Option<KeyInfo>, DbErr> {
-    Ok(api_key::Entity::find()
-        .filter(api_key::Column::KeyHash.eq(hash))
-        .filter(api_key::Column::RevokedAt.is_null())
-        .one(db)
-        .await?
-        .map(KeyInfo::from))
+    Ok(stored::active_by_hash(db, hash).await?.map(KeyInfo::from))
 }
 
 #[cfg(test)]

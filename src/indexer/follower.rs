@@ -5,9 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use alloy::primitives::B256;
-use sea_orm::{
-    ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-};
+use sea_orm::{DatabaseConnection, DbErr};
 use tokio::sync::watch;
 
 use super::config::ChainConfig;
@@ -18,7 +16,6 @@ use super::retry::{jitter, pause};
 use super::rpc::{Rpc, RpcFailure};
 use super::{IndexerError, StepError};
 use crate::decode::{self, Decoded, Erc20Move, NftMove};
-use crate::entity::{block, chain_state};
 use crate::store::lease::Fence;
 use crate::store::{self, rollback, Batch, BlockHeader, Checkpoint};
 use crate::types::Chain;
@@ -317,13 +314,11 @@ async fn init_checkpoint(
     cfg: &ChainConfig,
     head: u64,
 ) -> Result<u64, DbErr> {
-    if let Some(s) = chain_state::Entity::find_by_id(cfg.chain.db_id())
-        .one(db)
+    if let Some(start) = store::chain::state(db, cfg.chain)
         .await?
+        .and_then(|s| s.start_block)
     {
-        if let Some(start) = s.start_block {
-            return Ok(start.max(0) as u64);
-        }
+        return Ok(start);
     }
     let start = cfg.start_block.unwrap_or(head);
     store::set_checkpoint(
@@ -345,19 +340,9 @@ impl Follower {
     }
 
     async fn indexed(&self) -> Result<Option<u64>, DbErr> {
-        Ok(chain_state::Entity::find_by_id(self.chain().db_id())
-            .one(&self.db)
+        Ok(store::chain::state(&self.db, self.chain())
             .await?
-            .and_then(|s| s.indexed_block)
-            .filter(|b| *b >= 0)
-            .map(|b| b as u64))
-    }
-
-    async fn stored_hash(&self, n: u64) -> Result<Option<B256>, DbErr> {
-        let row = block::Entity::find_by_id((self.chain().db_id(), n as i64))
-            .one(&self.db)
-            .await?;
-        Ok(row.and_then(|b| decode::parse_b256(&b.hash).ok()))
+            .and_then(|s| s.indexed_block))
     }
 
     async fn step(&mut self) -> Result<Step, StepError> {
@@ -371,7 +356,7 @@ impl Follower {
             if tip > head {
                 return self.handle_reorg(tip, head).await;
             }
-            tip_hash = self.stored_hash(tip).await?;
+            tip_hash = store::chain::block_hash(&self.db, self.chain(), tip).await?;
             if let Some(stored) = tip_hash {
                 let now = self.rpc.headers(&[tip]).await?;
                 if now.get(&tip).map(|h| h.hash) != Some(stored) {
@@ -481,29 +466,12 @@ impl Follower {
         self.ahead = None;
         let chain = self.chain();
         let lowest = tip.saturating_sub(self.cfg.max_reorg_depth);
-        let cid = chain.db_id();
-        let mut stored: Vec<(u64, B256)> = block::Entity::find()
-            .filter(block::Column::ChainId.eq(cid))
-            .filter(block::Column::Number.gte(lowest.max(self.start) as i64))
-            .filter(block::Column::Number.lte(tip as i64))
-            .order_by_desc(block::Column::Number)
-            .all(&self.db)
-            .await?
-            .into_iter()
-            .filter_map(|b| Some((b.number as u64, decode::parse_b256(&b.hash).ok()?)))
-            .collect();
-        if let Some(below) = block::Entity::find()
-            .filter(block::Column::ChainId.eq(cid))
-            .filter(block::Column::Number.gte(self.start as i64))
-            .filter(block::Column::Number.lt(lowest as i64))
-            .order_by_desc(block::Column::Number)
-            .limit(1)
-            .one(&self.db)
-            .await?
+        let mut stored =
+            store::chain::block_hashes(&self.db, chain, lowest.max(self.start), tip).await?;
+        if let Some(below) =
+            store::chain::last_block_below(&self.db, chain, self.start, lowest).await?
         {
-            if let Ok(h) = decode::parse_b256(&below.hash) {
-                stored.push((below.number as u64, h));
-            }
+            stored.push(below);
         }
         let numbers: Vec<u64> = stored
             .iter()

@@ -14,14 +14,14 @@ use alloy::primitives::U256;
 use alloy::sol;
 use alloy::sol_types::SolCall;
 use futures_util::future::join_all;
-use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::{DatabaseConnection, DbErr};
 use tokio::sync::watch;
 
 use super::retry::pause;
 use super::rpc::{Rpc, RpcFailure};
-use crate::entity::{contract, nft_token};
+use crate::store::contracts::{self, ContractRead, StoredContract};
 use crate::store::now_ms;
+use crate::store::token_meta::{self, UnreadUri};
 use crate::types::{Address, Chain, Uint256};
 
 sol! {
@@ -107,12 +107,7 @@ async fn contracts_round(
     chain: Chain,
     rpc: &Rpc,
 ) -> Result<usize, Failure> {
-    let rows = contract::Entity::find()
-        .filter(contract::Column::ChainId.eq(chain.db_id()))
-        .filter(contract::Column::MetadataFetchedAt.is_null())
-        .limit(ROUND)
-        .all(db)
-        .await?;
+    let rows = contracts::unread(db, chain, ROUND).await?;
     let n = rows.len();
     for chunk in rows.chunks(CONCURRENCY) {
         let reads = join_all(chunk.iter().map(|r| read_contract(rpc, r))).await;
@@ -123,29 +118,15 @@ async fn contracts_round(
                     tracing::warn!(%chain, contract = %row.address, events, erc165 = declared, "contract's events and ERC165 disagree; keeping what its events show");
                 }
             }
-            contract::Entity::update_many()
-                .col_expr(
-                    contract::Column::Standard,
-                    Expr::value(row.standard.clone().or(erc165.map(str::to_string))),
-                )
+            let read = ContractRead {
+                standard: row.standard.clone().or(erc165.map(str::to_string)),
                 // What the contract answers wins over a token list's fallback.
-                .col_expr(
-                    contract::Column::Name,
-                    Expr::value(name.or(row.name.clone())),
-                )
-                .col_expr(
-                    contract::Column::Symbol,
-                    Expr::value(symbol.or(row.symbol.clone())),
-                )
-                .col_expr(
-                    contract::Column::Decimals,
-                    Expr::value(decimals.map(i32::from).or(row.decimals)),
-                )
-                .col_expr(contract::Column::MetadataFetchedAt, Expr::value(now_ms()))
-                .filter(contract::Column::ChainId.eq(row.chain_id))
-                .filter(contract::Column::Address.eq(row.address.clone()))
-                .exec(db)
-                .await?;
+                name: name.or(row.name.clone()),
+                symbol: symbol.or(row.symbol.clone()),
+                decimals: decimals.map(i32::from).or(row.decimals),
+                read_at: now_ms(),
+            };
+            contracts::record_read(db, row.chain_id, &row.address, read).await?;
         }
     }
     if n > 0 {
@@ -159,7 +140,8 @@ async fn contracts_round(
     Ok(n)
 }
 
-type ContractRead = (
+/// What a contract answered: name, symbol, decimals and the standard ERC165 names.
+type Answers = (
     Option<String>,
     Option<String>,
     Option<u8>,
@@ -175,7 +157,7 @@ async fn supports(rpc: &Rpc, address: Address, id: [u8; 4]) -> Result<bool, RpcF
         == Some(1))
 }
 
-async fn read_contract(rpc: &Rpc, row: &contract::Model) -> Result<ContractRead, RpcFailure> {
+async fn read_contract(rpc: &Rpc, row: &StoredContract) -> Result<Answers, RpcFailure> {
     let Ok(address) = Address::parse(&row.address) else {
         return Ok((None, None, None, None));
     };
@@ -207,39 +189,22 @@ async fn read_contract(rpc: &Rpc, row: &contract::Model) -> Result<ContractRead,
 }
 
 async fn tokens_round(db: &DatabaseConnection, chain: Chain, rpc: &Rpc) -> Result<usize, Failure> {
-    let rows = nft_token::Entity::find()
-        .filter(nft_token::Column::ChainId.eq(chain.db_id()))
-        .filter(nft_token::Column::LastTokenUriSync.is_null())
-        .limit(ROUND)
-        .all(db)
-        .await?;
+    let rows = token_meta::unread_uris(db, chain, ROUND).await?;
     let n = rows.len();
     for chunk in rows.chunks(CONCURRENCY) {
         let reads = join_all(chunk.iter().map(|r| read_token_uri(rpc, r))).await;
         for (row, read) in chunk.iter().zip(reads) {
             let uri = row.token_uri.clone().or(read?);
-            let now = now_ms();
-            let mut update = nft_token::Entity::update_many();
-            if uri.is_some() {
-                // The off-chain metadata worker fetches what it names, from now on.
-                update = update.col_expr(nft_token::Column::MetadataNextAt, Expr::value(now));
-            }
-            update
-                .col_expr(nft_token::Column::TokenUri, Expr::value(uri))
-                .col_expr(nft_token::Column::LastTokenUriSync, Expr::value(now))
-                .filter(nft_token::Column::ChainId.eq(row.chain_id))
-                .filter(nft_token::Column::ContractAddress.eq(row.contract_address.clone()))
-                .filter(nft_token::Column::TokenId.eq(row.token_id.clone()))
-                .exec(db)
-                .await?;
+            // With a URI, the off-chain metadata worker fetches what it names, from now on.
+            token_meta::record_uri(db, row, uri, now_ms()).await?;
         }
     }
     Ok(n)
 }
 
-async fn read_token_uri(rpc: &Rpc, row: &nft_token::Model) -> Result<Option<String>, RpcFailure> {
+async fn read_token_uri(rpc: &Rpc, row: &UnreadUri) -> Result<Option<String>, RpcFailure> {
     let (Ok(address), Ok(id)) = (
-        Address::parse(&row.contract_address),
+        Address::parse(&row.contract),
         Uint256::from_db(&row.token_id),
     ) else {
         return Ok(None);

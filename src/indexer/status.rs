@@ -1,9 +1,8 @@
 //! `tokenql status`: each chain's start, indexed block, head and lag, and every history fetch
 //! (scope, state, progress, logs, ETA, last error), and who holds each chain's leader lease.
 
-use sea_orm::{DatabaseConnection, DbErr, EntityTrait, QueryOrder};
+use sea_orm::{DatabaseConnection, DbErr};
 
-use crate::entity::chain_state;
 use crate::store::now_ms;
 use crate::store::scopes::{self, ScopeRow};
 use crate::types::{Chain, ScopeState};
@@ -14,17 +13,14 @@ pub async fn report(db: &DatabaseConnection) -> Result<Vec<String>, DbErr> {
         "{:<12} {:>12} {:>12} {:>12} {:>8}  history",
         "chain", "start", "indexed", "head", "lag"
     )];
-    let states = chain_state::Entity::find()
-        .order_by_asc(chain_state::Column::ChainId)
-        .all(db)
-        .await?;
+    let states = crate::store::chain::states(db).await?;
     if states.is_empty() {
         out.push("(nothing indexed yet)".into());
     }
-    let opt = |v: Option<i64>| v.map_or("-".to_string(), |b| b.to_string());
+    let opt = |v: Option<u64>| v.map_or("-".to_string(), |b| b.to_string());
     for s in &states {
         let lag = match (s.indexed_block, s.head_block) {
-            (Some(i), Some(h)) => (h - i).max(0).to_string(),
+            (Some(i), Some(h)) => h.saturating_sub(i).to_string(),
             (None, Some(_)) => "all".into(),
             _ => "-".into(),
         };

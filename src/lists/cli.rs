@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use sea_orm::{DatabaseConnection, EntityTrait};
+use sea_orm::DatabaseConnection;
 
 use super::{heuristics, labels, spam, tokenlist, verified, ListError, ListReport};
-use crate::entity::{address_label, contract};
 use crate::store::meta::{admin_flag, Flag, FlagSource};
+use crate::store::{self, contracts};
 use crate::types::{Address, Chain};
 
 fn parse_chain(s: &str) -> Result<Chain, String> {
@@ -194,16 +194,13 @@ async fn show(
     chain: Chain,
     address: Address,
 ) -> Result<Vec<String>, ContractError> {
-    let row = contract::Entity::find_by_id((chain.db_id(), address.to_string()))
-        .one(db)
+    let row = contracts::get(db, chain, address)
         .await?
         .ok_or(ContractError::Unknown {
             chain: chain.name(),
             address,
         })?;
-    let label = address_label::Entity::find_by_id((chain.db_id(), address.to_string()))
-        .one(db)
-        .await?;
+    let label = store::labels::label(db, chain, address).await?;
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let source = |s: Option<String>| match FlagSource::parse(s.as_deref()) {
         Some(FlagSource::Heuristic) => format!(
@@ -223,7 +220,7 @@ async fn show(
             opt(row.decimals.map(|d| d.to_string()))
         ),
         format!("logo           {}", opt(row.logo.clone())),
-        format!("label          {}", opt(label.map(|l| l.label))),
+        format!("label          {}", opt(label)),
         format!(
             "possible_spam  {} ({})",
             row.possible_spam,

@@ -17,12 +17,9 @@
 
 use std::collections::BTreeMap;
 
-use sea_orm::{
-    ColumnTrait, Condition, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect,
-};
+use sea_orm::{DatabaseConnection, DbErr};
 
-use crate::entity::contract;
+use crate::store::contracts::{self, StoredContract};
 use crate::store::meta::{heuristic_spam, FlagSource};
 use crate::types::{Address, Chain};
 
@@ -172,35 +169,15 @@ pub async fn apply(
     let mut report = HeuristicReport::default();
     match scope {
         Some((chain, addresses)) => {
-            let keys: Vec<String> = addresses.iter().map(|a| a.to_string()).collect();
-            for chunk in keys.chunks(PAGE as usize) {
-                let rows = contract::Entity::find()
-                    .filter(contract::Column::ChainId.eq(chain.db_id()))
-                    .filter(contract::Column::Address.is_in(chunk.to_vec()))
-                    .all(db)
-                    .await?;
+            for chunk in addresses.chunks(PAGE as usize) {
+                let rows = contracts::among(db, chain, chunk).await?;
                 judge(db, &rows, &mut report).await?;
             }
         }
         None => {
             let mut after: Option<(i64, String)> = None;
             loop {
-                let mut find = contract::Entity::find();
-                if let Some((c, a)) = &after {
-                    find = find.filter(
-                        Condition::any().add(contract::Column::ChainId.gt(*c)).add(
-                            Condition::all()
-                                .add(contract::Column::ChainId.eq(*c))
-                                .add(contract::Column::Address.gt(a.clone())),
-                        ),
-                    );
-                }
-                let rows = find
-                    .order_by_asc(contract::Column::ChainId)
-                    .order_by_asc(contract::Column::Address)
-                    .limit(PAGE)
-                    .all(db)
-                    .await?;
+                let rows = contracts::page(db, after.take(), PAGE).await?;
                 judge(db, &rows, &mut report).await?;
                 match rows.last() {
                     Some(r) if rows.len() as u64 == PAGE => {
@@ -217,7 +194,7 @@ pub async fn apply(
 /// Judges these rows and writes the verdicts, per chain.
 async fn judge(
     db: &DatabaseConnection,
-    rows: &[contract::Model],
+    rows: &[StoredContract],
     report: &mut HeuristicReport,
 ) -> Result<(), DbErr> {
     let mut verdicts: BTreeMap<i64, (Vec<Address>, Vec<Address>)> = BTreeMap::new();

@@ -13,6 +13,7 @@ use crate::offchain::media::{
     image_url, preview_path, url_hash, ImageRef, MediaStatus, PreviewSize, StoredPreviews,
 };
 use crate::store::lists::padded;
+use crate::store::media_queue::enqueue_missing;
 use crate::store::now_ms;
 use crate::types::Uint256;
 
@@ -173,19 +174,7 @@ impl QueryService {
             let info = match found.remove(&hash) {
                 Some(info) => info,
                 None => {
-                    missing.push(nft_media::ActiveModel::from(nft_media::Model {
-                        url_hash: hash,
-                        original_media_url: url.clone(),
-                        status: MediaStatus::Processing.as_str().to_string(),
-                        mimetype: None,
-                        category: None,
-                        parent_hash: None,
-                        previews: None,
-                        attempts: 0,
-                        next_attempt_at: Some(now),
-                        error: None,
-                        updated_at: now,
-                    }));
+                    missing.push((hash, url.clone()));
                     MediaInfo::processing(url, now)
                 }
             };
@@ -193,14 +182,15 @@ impl QueryService {
                 out.insert(key, info.clone());
             }
         }
-        if !missing.is_empty() {
-            // Another request may queue the same URL at the same time: the first insert wins,
-            // and both answer `processing`.
-            nft_media::Entity::insert_many(missing)
-                .on_conflict(crate::store::skip_existing([nft_media::Column::UrlHash]))
-                .exec_without_returning(self.writer())
-                .await?;
-        }
+        // Another request may queue the same URL at the same time: the first insert wins,
+        // and both answer `processing`.
+        enqueue_missing(
+            self.writer(),
+            missing,
+            MediaStatus::Processing.as_str(),
+            now,
+        )
+        .await?;
         Ok(out)
     }
 }

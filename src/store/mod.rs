@@ -1,23 +1,47 @@
-//! The write path: everything that changes indexed data goes through here, from `import` and
-//! from the indexer alike.
+//! The door to the tables: everything that changes indexed data goes through here, from
+//! `import` and from the indexer alike, and so does every read outside the APIs' read side
+//! ([`crate::query`]): the indexer's checkpoints and block hashes, the workers' queues, API
+//! keys, contract rows for the lists and the CLI.
 //!
 //! [`write_batch`] stores one batch (block headers, decoded transfers, optionally the chain
 //! checkpoint) in one transaction. It is idempotent: rows are keyed by (chain, block, log index
 //! [, batch index]) and inserted with `ON CONFLICT DO NOTHING`, and derived rows (holdings, token
 //! mints) are recomputed from the stored transfers of every token the batch touched, so writing
 //! the same batch twice — or batches out of order — yields the same database.
+//!
+//! The other doors, by table:
+//!
+//! | module | tables | for |
+//! |---|---|---|
+//! | [`chain`] | `chain_state`, `blocks` (reads) | the follower, status, import, demo |
+//! | [`rollback`] | transfers, holdings, tokens, blocks | the follower's reorgs |
+//! | [`scopes`] | `scope_sync` | history fetches on demand |
+//! | [`lease`] | `indexer_lease` | one active indexer per chain |
+//! | [`meta`], [`contracts`], [`labels`] | `contracts`, `address_labels` | lists, heuristics, the indexer's `eth_call` reads, `tokenql contract` |
+//! | [`token_meta`] | `nft_tokens` (URIs, metadata) | the indexer's and the off-chain metadata workers |
+//! | [`media_queue`] | `nft_media` | the query service's queueing, the media worker |
+//! | [`keys`] | `api_keys` | `tokenql keys`, authentication |
+//! | [`settings`] | `settings` | the cursor secret |
+//! | [`replicas`] | — | read-replica routing |
+//! | [`dialect`] | — | the one place SQL differs between SQLite, PostgreSQL and MySQL |
 
 mod bulk;
+pub mod chain;
+pub mod contracts;
 mod derive;
 pub mod dialect;
+pub mod keys;
+pub mod labels;
 pub mod lease;
 pub(crate) mod lists;
+pub mod media_queue;
 pub mod meta;
 pub mod replicas;
 pub mod rollback;
 mod rows;
 pub mod scopes;
 pub mod settings;
+pub mod token_meta;
 
 use std::collections::{BTreeMap, BTreeSet};
 

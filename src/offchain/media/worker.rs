@@ -9,19 +9,14 @@ use std::future::Future;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-};
+use sea_orm::{DatabaseConnection, DbErr};
 
 use super::preview::{self, Decoder};
 use super::{content_hash, Dimensions, MediaStatus, MediaStore, PreviewSize, StoredPreviews};
-use crate::entity::nft_media;
 use crate::offchain::fetch::{FetchError, Fetcher};
 use crate::offchain::OffchainConfig;
+use crate::store::media_queue::{self, FileFacts, MediaJob, MediaRecord};
 use crate::store::now_ms;
-
-use nft_media::Column as M;
 
 /// First retry delay after a transient failure; it doubles with each failure.
 pub const FIRST_RETRY: Duration = Duration::from_secs(60);
@@ -127,32 +122,14 @@ impl MediaWorker {
     }
 
     /// Claims up to twice the concurrency of due rows, oldest due first.
-    async fn claim(&self) -> Result<Vec<nft_media::Model>, DbErr> {
+    async fn claim(&self) -> Result<Vec<MediaJob>, DbErr> {
         let now = now_ms();
-        let due = nft_media::Entity::find()
-            .filter(M::NextAttemptAt.lte(now))
-            .order_by_asc(M::NextAttemptAt)
-            .limit((self.concurrency() * 2) as u64)
-            .all(&self.db)
-            .await?;
         let until = now + self.lease().as_millis() as i64;
-        let mut claimed = Vec::with_capacity(due.len());
-        for row in due {
-            let r = nft_media::Entity::update_many()
-                .col_expr(M::NextAttemptAt, Expr::value(until))
-                .filter(M::UrlHash.eq(row.url_hash.clone()))
-                .filter(M::NextAttemptAt.eq(row.next_attempt_at))
-                .exec(&self.db)
-                .await?;
-            if r.rows_affected == 1 {
-                claimed.push(row);
-            }
-        }
-        Ok(claimed)
+        media_queue::claim(&self.db, now, (self.concurrency() * 2) as u64, until).await
     }
 
     /// Fetches, renders and records one row.
-    async fn process(&self, row: nft_media::Model) -> Result<(), DbErr> {
+    async fn process(&self, row: MediaJob) -> Result<(), DbErr> {
         let outcome = self.attempt(&row).await;
         metrics::counter!("tokenql_media_processed_total", "status" => outcome.status.as_str())
             .increment(1);
@@ -162,10 +139,10 @@ impl MediaWorker {
             .then(|| now + backoff(attempts).as_millis() as i64);
         match &outcome.error {
             Some(e) if outcome.status == MediaStatus::TemporarilyUnavailable => {
-                tracing::info!(url = %row.original_media_url, error = %e, attempts, "media fetch failed; will retry")
+                tracing::info!(url = %row.url, error = %e, attempts, "media fetch failed; will retry")
             }
             Some(e) => {
-                tracing::debug!(url = %row.original_media_url, status = outcome.status.as_str(), error = %e, "no media previews")
+                tracing::debug!(url = %row.url, status = outcome.status.as_str(), error = %e, "no media previews")
             }
             None => {}
         }
@@ -174,31 +151,28 @@ impl MediaWorker {
             .map(|p| serde_json::to_string(&p))
             .transpose()
             .map_err(|e| DbErr::Custom(format!("previews JSON: {e}")))?;
-        let mut update = nft_media::Entity::update_many()
-            .col_expr(M::Status, Expr::value(outcome.status.as_str()))
-            .col_expr(M::Attempts, Expr::value(attempts))
-            .col_expr(M::NextAttemptAt, Expr::value(next))
-            .col_expr(M::Error, Expr::value(outcome.error))
-            .col_expr(M::UpdatedAt, Expr::value(now));
         // A transient failure keeps what an earlier attempt learnt about the file.
-        if outcome.status != MediaStatus::TemporarilyUnavailable {
-            update = update
-                .col_expr(M::Mimetype, Expr::value(outcome.mimetype))
-                .col_expr(M::Category, Expr::value(outcome.category))
-                .col_expr(M::ParentHash, Expr::value(outcome.parent_hash))
-                .col_expr(M::Previews, Expr::value(previews));
-        }
-        update
-            .filter(M::UrlHash.eq(row.url_hash))
-            .exec(&self.db)
-            .await?;
-        Ok(())
+        let file = (outcome.status != MediaStatus::TemporarilyUnavailable).then_some(FileFacts {
+            mimetype: outcome.mimetype,
+            category: outcome.category,
+            parent_hash: outcome.parent_hash,
+            previews,
+        });
+        let record = MediaRecord {
+            status: outcome.status.as_str(),
+            attempts,
+            next_attempt_at: next,
+            error: outcome.error,
+            updated_at: now,
+            file,
+        };
+        media_queue::record(&self.db, &row.url_hash, record).await
     }
 
-    async fn attempt(&self, row: &nft_media::Model) -> Outcome {
+    async fn attempt(&self, row: &MediaJob) -> Outcome {
         let fetched = match self
             .fetcher
-            .get(&row.original_media_url, self.config.max_media_bytes)
+            .get(&row.url, self.config.max_media_bytes)
             .await
         {
             Ok(f) => f,
@@ -238,7 +212,7 @@ impl MediaWorker {
                 return outcome;
             }
             Err(e) => {
-                tracing::error!(url = %row.original_media_url, error = %e, "preview rendering panicked");
+                tracing::error!(url = %row.url, error = %e, "preview rendering panicked");
                 outcome.error = Some("rendering failed".into());
                 return outcome;
             }

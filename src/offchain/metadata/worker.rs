@@ -2,35 +2,19 @@
 
 use std::time::{Duration, Instant};
 
-use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-};
+use sea_orm::DatabaseConnection;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::schedule::{FetchStatus, Schedule};
-use crate::entity::nft_token::{self, Column as C};
 use crate::offchain::fetch::{FetchError, Fetcher};
 use crate::store::now_ms;
+use crate::store::token_meta::{self, ClaimedToken as Job, FetchRecord};
 
 /// Longest `metadata_error` stored.
 const ERROR_CHARS: usize = 200;
 /// Progress is logged this often while busy.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
-
-/// A claimed token.
-#[derive(Debug, Clone)]
-struct Job {
-    chain_id: i64,
-    contract: String,
-    token_id: String,
-    contract_type: String,
-    token_uri: Option<String>,
-    attempts: i32,
-    /// The lease's end: the `metadata_next_at` this process wrote when claiming.
-    lease_until: i64,
-}
 
 /// How one job ended.
 enum Outcome {
@@ -87,7 +71,7 @@ pub async fn run(
         let free = concurrency - tasks.len();
         let mut wait = poll;
         if tasks.is_empty() || free * 2 >= concurrency {
-            match claim(&db, free as u64, schedule.lease).await {
+            match token_meta::claim_for_fetch(&db, free as u64, schedule.lease).await {
                 Ok(jobs) => {
                     if db_failures > 0 {
                         tracing::info!("metadata worker: database reachable again");
@@ -155,67 +139,6 @@ async fn pause(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
     }
 }
 
-type DueRow = (
-    i64,
-    String,
-    String,
-    String,
-    Option<String>,
-    i32,
-    Option<i64>,
-);
-
-/// Claims up to `limit` due tokens, oldest first: each is taken only if its `metadata_next_at`
-/// is still what was read, and pushed a lease ahead, so two processes never fetch one token at
-/// once.
-async fn claim(db: &DatabaseConnection, limit: u64, lease: Duration) -> Result<Vec<Job>, DbErr> {
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
-    let now = now_ms();
-    let rows: Vec<DueRow> = nft_token::Entity::find()
-        .select_only()
-        .columns([
-            C::ChainId,
-            C::ContractAddress,
-            C::TokenId,
-            C::ContractType,
-            C::TokenUri,
-            C::MetadataAttempts,
-            C::MetadataNextAt,
-        ])
-        .filter(C::MetadataNextAt.lte(now))
-        .order_by_asc(C::MetadataNextAt)
-        .limit(limit)
-        .into_tuple()
-        .all(db)
-        .await?;
-    let lease_until = now + lease.as_millis() as i64;
-    let mut jobs = Vec::with_capacity(rows.len());
-    for (chain_id, contract, token_id, contract_type, token_uri, attempts, next_at) in rows {
-        let taken = nft_token::Entity::update_many()
-            .col_expr(C::MetadataNextAt, Expr::value(lease_until))
-            .filter(C::ChainId.eq(chain_id))
-            .filter(C::ContractAddress.eq(contract.clone()))
-            .filter(C::TokenId.eq(token_id.clone()))
-            .filter(C::MetadataNextAt.eq(next_at))
-            .exec(db)
-            .await?;
-        if taken.rows_affected == 1 {
-            jobs.push(Job {
-                chain_id,
-                contract,
-                token_id,
-                contract_type,
-                token_uri,
-                attempts,
-                lease_until,
-            });
-        }
-    }
-    Ok(jobs)
-}
-
 /// Fetches one token's metadata and records the outcome.
 async fn process(
     db: &DatabaseConnection,
@@ -240,20 +163,13 @@ async fn process(
         }
     };
     let now = now_ms();
-    let update = nft_token::Entity::update_many()
-        .filter(C::ChainId.eq(job.chain_id))
-        .filter(C::ContractAddress.eq(job.contract.clone()))
-        .filter(C::TokenId.eq(job.token_id.clone()))
-        .filter(C::MetadataNextAt.eq(job.lease_until));
-    let (update, outcome) = match result {
-        Ok(doc) => (
-            update
-                .col_expr(C::Metadata, Expr::value(doc))
-                .col_expr(C::LastMetadataSync, Expr::value(now))
-                .col_expr(C::MetadataStatus, Expr::value(FetchStatus::Ok.as_str()))
-                .col_expr(C::MetadataAttempts, Expr::value(0))
-                .col_expr(C::MetadataError, Expr::value(None::<String>))
-                .col_expr(C::MetadataNextAt, Expr::value(None::<i64>)),
+    let (record, outcome) = match result {
+        Ok(document) => (
+            FetchRecord::Fetched {
+                status: FetchStatus::Ok.as_str(),
+                document,
+                at: now,
+            },
             Outcome::Fetched,
         ),
         Err((status, error)) => {
@@ -266,19 +182,17 @@ async fn process(
                 "metadata fetch failed"
             );
             (
-                update
-                    .col_expr(C::MetadataStatus, Expr::value(status.as_str()))
-                    .col_expr(C::MetadataError, Expr::value(error))
-                    .col_expr(C::MetadataAttempts, Expr::value(attempts))
-                    .col_expr(
-                        C::MetadataNextAt,
-                        Expr::value(now + delay.as_millis() as i64),
-                    ),
+                FetchRecord::Failed {
+                    status: status.as_str(),
+                    error,
+                    attempts,
+                    retry_at: now + delay.as_millis() as i64,
+                },
                 Outcome::Failed,
             )
         }
     };
-    match update.exec(db).await {
+    match token_meta::record_fetch(db, &job, record).await {
         Ok(_) => outcome,
         Err(e) => {
             tracing::warn!(chain_id = job.chain_id, contract = %job.contract, token_id = %job.token_id, error = %e, "metadata worker: cannot store a fetch result; the token will be fetched again");

@@ -1,0 +1,175 @@
+//! Reads of contract rows for the indexer's metadata worker, the spam heuristics and
+//! `tokenql contract show`, and the write of what a contract answered by `eth_call`. (List
+//! imports, flags and token-list fallbacks are written by [`super::meta`]; the APIs read
+//! contracts through [`crate::query`].)
+
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect,
+};
+
+use crate::entity::contract;
+use crate::types::{Address, Chain};
+
+/// A stored contract. Addresses and flag sources are as stored: callers decide what an
+/// unreadable one means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredContract {
+    /// The chain's id as stored.
+    pub chain_id: i64,
+    /// The address as stored (lowercase hex).
+    pub address: String,
+    /// `ERC20`, `ERC721` or `ERC1155` once known.
+    pub standard: Option<String>,
+    /// `name()`, or a token list's name.
+    pub name: Option<String>,
+    /// `symbol()`, or a token list's symbol.
+    pub symbol: Option<String>,
+    /// `decimals()`, or a token list's decimals.
+    pub decimals: Option<i32>,
+    /// A token list's logo URL.
+    pub logo: Option<String>,
+    /// Flagged as possible spam (by a list, the heuristics or an admin).
+    pub possible_spam: bool,
+    /// Flagged as a verified collection (by a list or an admin).
+    pub verified: bool,
+    /// Where `possible_spam` came from (see [`super::meta::FlagSource`]), as stored.
+    pub spam_source: Option<String>,
+    /// Where `verified` came from, as stored.
+    pub verified_source: Option<String>,
+}
+
+impl From<contract::Model> for StoredContract {
+    fn from(m: contract::Model) -> Self {
+        StoredContract {
+            chain_id: m.chain_id,
+            address: m.address,
+            standard: m.standard,
+            name: m.name,
+            symbol: m.symbol,
+            decimals: m.decimals,
+            logo: m.logo,
+            possible_spam: m.possible_spam,
+            verified: m.verified,
+            spam_source: m.spam_source,
+            verified_source: m.verified_source,
+        }
+    }
+}
+
+fn rows(models: Vec<contract::Model>) -> Vec<StoredContract> {
+    models.into_iter().map(StoredContract::from).collect()
+}
+
+/// One contract, if stored.
+pub async fn get<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    address: Address,
+) -> Result<Option<StoredContract>, DbErr> {
+    Ok(
+        contract::Entity::find_by_id((chain.db_id(), address.to_string()))
+            .one(db)
+            .await?
+            .map(StoredContract::from),
+    )
+}
+
+/// The stored contracts among `addresses` of `chain` (one statement: callers keep the list
+/// short).
+pub async fn among<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    addresses: &[Address],
+) -> Result<Vec<StoredContract>, DbErr> {
+    let keys: Vec<String> = addresses.iter().map(|a| a.to_string()).collect();
+    Ok(rows(
+        contract::Entity::find()
+            .filter(contract::Column::ChainId.eq(chain.db_id()))
+            .filter(contract::Column::Address.is_in(keys))
+            .all(db)
+            .await?,
+    ))
+}
+
+/// Up to `limit` contracts of every chain, by (chain id, address), after `after` (a previous
+/// page's last row's `(chain_id, address)`).
+pub async fn page<C: ConnectionTrait>(
+    db: &C,
+    after: Option<(i64, String)>,
+    limit: u64,
+) -> Result<Vec<StoredContract>, DbErr> {
+    let mut find = contract::Entity::find();
+    if let Some((c, a)) = after {
+        find = find.filter(
+            Condition::any().add(contract::Column::ChainId.gt(c)).add(
+                Condition::all()
+                    .add(contract::Column::ChainId.eq(c))
+                    .add(contract::Column::Address.gt(a)),
+            ),
+        );
+    }
+    Ok(rows(
+        find.order_by_asc(contract::Column::ChainId)
+            .order_by_asc(contract::Column::Address)
+            .limit(limit)
+            .all(db)
+            .await?,
+    ))
+}
+
+/// Up to `limit` contracts of `chain` never read by `eth_call`.
+pub async fn unread<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    limit: u64,
+) -> Result<Vec<StoredContract>, DbErr> {
+    Ok(rows(
+        contract::Entity::find()
+            .filter(contract::Column::ChainId.eq(chain.db_id()))
+            .filter(contract::Column::MetadataFetchedAt.is_null())
+            .limit(limit)
+            .all(db)
+            .await?,
+    ))
+}
+
+/// What to store after reading a contract by `eth_call`: the values written, whole (the
+/// caller merges them with what was stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContractRead {
+    /// `ERC20`, `ERC721` or `ERC1155`, when known.
+    pub standard: Option<String>,
+    /// The contract's name.
+    pub name: Option<String>,
+    /// The contract's symbol.
+    pub symbol: Option<String>,
+    /// The contract's decimals.
+    pub decimals: Option<i32>,
+    /// When it was read (Unix ms): the contract is not read again.
+    pub read_at: i64,
+}
+
+/// Records a contract's read (`chain_id` and `address` as [`StoredContract`] has them).
+pub async fn record_read<C: ConnectionTrait>(
+    db: &C,
+    chain_id: i64,
+    address: &str,
+    read: ContractRead,
+) -> Result<(), DbErr> {
+    contract::Entity::update_many()
+        .col_expr(contract::Column::Standard, Expr::value(read.standard))
+        .col_expr(contract::Column::Name, Expr::value(read.name))
+        .col_expr(contract::Column::Symbol, Expr::value(read.symbol))
+        .col_expr(contract::Column::Decimals, Expr::value(read.decimals))
+        .col_expr(
+            contract::Column::MetadataFetchedAt,
+            Expr::value(read.read_at),
+        )
+        .filter(contract::Column::ChainId.eq(chain_id))
+        .filter(contract::Column::Address.eq(address))
+        .exec(db)
+        .await?;
+    Ok(())
+}
