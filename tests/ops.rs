@@ -27,8 +27,73 @@ crate::backend_tests!(
     probes,
     metrics_after_traffic,
     rate_limits,
-    rate_defaults_and_key_cache
+    rate_defaults_and_key_cache,
+    outage_answers_agree
 );
+
+/// The database becomes unreachable (its pool is closed under the running server): REST and
+/// GraphQL answer the outage alike — 503, the same message, GraphQL's code
+/// `SERVICE_UNAVAILABLE` — whether the key check or the query meets it, and never a 500.
+async fn outage_answers_agree(backend: Backend) {
+    let app = common::spawn(backend).await;
+    let cached = ServerOptions {
+        key_cache_ttl: Duration::from_secs(600),
+        ..ServerOptions::default()
+    };
+    // One server checks keys in the database, one has the key cached.
+    let uncached = Server::start(&app, ServerOptions::default()).await;
+    let warm = Server::start(&app, cached).await;
+    let client = reqwest::Client::new();
+    let rest = |base: &str| format!("{base}/api/v2/{W}/nft");
+    let gql = json!({ "query": format!("{{ nftsByWallet(address: \"{W}\") {{ status }} }}") });
+    let ask = |base: String| {
+        let client = client.clone();
+        let gql = gql.clone();
+        let key = app.key.clone();
+        async move {
+            let r = client
+                .get(rest(&base))
+                .header("X-API-Key", &key)
+                .send()
+                .await;
+            let r = r.expect("REST answers");
+            let rest = (
+                r.status().as_u16(),
+                r.json::<Value>().await.expect("REST JSON"),
+            );
+            let g = client
+                .post(format!("{base}/graphql"))
+                .header("X-API-Key", &key)
+                .json(&gql);
+            let g = g.send().await.expect("GraphQL answers");
+            let gql = (
+                g.status().as_u16(),
+                g.json::<Value>().await.expect("GraphQL JSON"),
+            );
+            (rest, gql)
+        }
+    };
+    let (r, g) = ask(warm.base.clone()).await;
+    assert_eq!((r.0, g.0), (200, 200), "before the outage: {r:?} {g:?}");
+
+    app.db.close_by_ref().await.expect("close the pool");
+    for (what, base) in [("key check", &uncached.base), ("query", &warm.base)] {
+        let ((rs, rb), (gs, gb)) = ask(base.clone()).await;
+        assert_eq!(rs, 503, "{backend:?}, outage at the {what}: REST {rb}");
+        assert_eq!(gs, 503, "{backend:?}, outage at the {what}: GraphQL {gb}");
+        assert_eq!(gb["data"], Value::Null, "{gb}");
+        assert_eq!(
+            gb["errors"][0]["extensions"]["code"], "SERVICE_UNAVAILABLE",
+            "{gb}"
+        );
+        assert_eq!(
+            rb["message"], gb["errors"][0]["message"],
+            "{backend:?}, outage at the {what}: one message"
+        );
+    }
+    drop((uncached, warm));
+    app.cleanup().await;
+}
 
 const W: &str = "0x430d5dde0cd48989737a95b4c46e1801a9a08531";
 const ORIGIN: &str = "https://app.example.com";
