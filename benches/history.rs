@@ -45,10 +45,10 @@
 //! build of the server). See `docs/BENCHMARKS.md`.
 #![allow(clippy::print_stdout)] // the report is this program's output
 
-#[path = "../tests/anvil/mod.rs"]
+#[path = "../tests/support/anvil.rs"]
 mod anvil;
 
-#[path = "../tests/common/db_url.rs"]
+#[path = "../tests/support/common/db_url.rs"]
 mod db_url;
 
 use std::path::{Path, PathBuf};

@@ -24,7 +24,7 @@
 //! default `warn`). See `docs/BENCHMARKS.md` for figures.
 #![allow(clippy::print_stdout)] // the report is this program's output
 
-#[path = "../tests/anvil/mod.rs"]
+#[path = "../tests/support/anvil.rs"]
 mod anvil;
 
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ use tokenql::types::Chain;
 
 use anvil::{token_ctor, Anvil};
 
-#[path = "../tests/common/db_url.rs"]
+#[path = "../tests/support/common/db_url.rs"]
 mod db_url;
 use db_url::split_server_url;
 

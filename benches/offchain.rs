@@ -21,7 +21,7 @@
 //! the release profile (`cargo bench` builds with it). See `docs/BENCHMARKS.md` for figures.
 #![allow(clippy::print_stdout)] // the report is this program's output
 
-#[path = "../tests/offchain_support/mod.rs"]
+#[path = "../tests/support/offchain.rs"]
 mod offchain_support;
 
 use std::io::Cursor;

@@ -33,7 +33,7 @@ use tower::ServiceExt;
 use dataset::Params;
 use load::{Measure, Req};
 
-#[path = "../../tests/common/db_url.rs"]
+#[path = "../../tests/support/common/db_url.rs"]
 mod db_url;
 use db_url::split_server_url;
 

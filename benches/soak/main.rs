@@ -29,12 +29,12 @@
 //! docs/BENCHMARKS.md ("Soak").
 #![allow(clippy::print_stdout)] // the report is this program's output
 
-#[path = "../../tests/anvil/mod.rs"]
+#[path = "../../tests/support/anvil.rs"]
 mod anvil;
 mod chain;
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/support/common/mod.rs"]
 mod common;
-#[path = "../../tests/indexer_support/mod.rs"]
+#[path = "../../tests/support/indexer/mod.rs"]
 mod indexer_support;
 #[allow(dead_code)] // the soak uses the server runner and /proc readers of the scale bench
 #[path = "../scale/load.rs"]

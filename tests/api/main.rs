@@ -1,0 +1,24 @@
+//! The API suites, in one binary: in-process (`schema.execute`, `router.oneshot`) and black-box
+//! (a server on port 0 over real HTTP, a fresh database per test), on SQLite, PostgreSQL and
+//! MySQL; the architecture check, the generated contracts (schema, OpenAPI), the CLI, the SDK
+//! clients and the playground in a browser. Test names are `suite::[backend::]name`.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod architecture;
+mod blackbox_demo;
+mod blackbox_errors;
+mod blackbox_pagination;
+mod blackbox_uint256;
+mod cli;
+mod graphql_api;
+mod graphql_graph;
+mod graphql_http;
+mod graphql_schema;
+mod graphql_statements;
+mod lists;
+mod openapi_doc;
+mod playground_browser;
+mod rest_inprocess;
+mod sdk_clients;

@@ -1,0 +1,17 @@
+//! The suites that run a real chain (anvil), processes or database servers of their own, in one
+//! binary: the indexer (sync, chain, faults, crash and failover), history on demand, the
+//! off-chain workers, streaming replication and the Redis-shared rate limits. Test names are
+//! `suite::[backend::]name`.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod history_on_demand;
+mod indexer_chain;
+mod indexer_crash;
+mod indexer_faults;
+mod indexer_sync;
+mod offchain_media;
+mod offchain_metadata;
+mod replication;
+mod shared_limits;

@@ -1,0 +1,26 @@
+//! The one support tree of the integration tests. Every test binary (`tests/api`, `tests/chain`,
+//! `tests/ops`) includes it the same way, `#[path = "../support/mod.rs"] mod support;`, and its
+//! suites reach it as `crate::support::…`. Each binary uses a part of it.
+//!
+//! - [`common`]: the black-box harness (fresh database, server on port 0, API key), the
+//!   per-backend `backend_tests!` macro, the demo's ground truth, the `tokenql` binary.
+//! - [`anvil`]: a real local chain (anvil) and the contracts deployed on it.
+//! - [`indexer`]: the indexer run in process or as a process against anvil, and chain reads.
+//! - [`proxy`]: a fault-injecting JSON-RPC proxy in front of anvil.
+//! - [`offchain`]: the local web / IPFS / Arweave server the off-chain workers fetch from.
+//! - [`graphql`]: the in-process GraphQL harness (schema on a fresh demo database).
+//! - [`pg`]: PostgreSQL primary + streaming replica started from the server programs.
+//! - [`validator`]: the small JSON Schema validator of the OpenAPI document's subset.
+//!
+//! Files under here may also be `#[path]`-included by `benches/`: they name their siblings with
+//! `super::`, never `crate::`.
+#![allow(dead_code)]
+
+pub mod anvil;
+pub mod common;
+pub mod graphql;
+pub mod indexer;
+pub mod offchain;
+pub mod pg;
+pub mod proxy;
+pub mod validator;
