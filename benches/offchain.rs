@@ -1,6 +1,6 @@
 //! Off-chain throughput: metadata documents fetched per second by the metadata worker, and
 //! images turned into previews per second by the media worker, against the local test web
-//! server of `tests/offchain_support` (in process, on loopback), on SQLite.
+//! server of `tests/support/offchain.rs` (in process, on loopback), on SQLite.
 //!
 //! ```text
 //! cargo bench --bench offchain

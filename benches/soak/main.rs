@@ -126,7 +126,7 @@ fn backend(name: &str) -> anyhow::Result<Backend> {
         o => bail!("unknown backend {o}"),
     };
     if std::env::var(var).map_or(true, |v| v.trim().is_empty()) {
-        // Read by tests/common when it creates the database; set before any thread starts.
+        // Read by tests/support/common when it creates the database; set before any thread starts.
         std::env::set_var(var, default);
     }
     Ok(b)

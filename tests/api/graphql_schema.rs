@@ -18,7 +18,7 @@ fn committed_schema_graphql_is_current() {
     assert!(
         committed.replace("\r\n", "\n") == current,
         "{} is stale: the GraphQL schema changed. Review the change, then update the file with\n\n    \
-         UPDATE_SCHEMA=1 cargo test -p tokenql --test graphql_schema\n\nand commit it.",
+         UPDATE_SCHEMA=1 cargo test -p tokenql --test api graphql_schema::\n\nand commit it.",
         path.display()
     );
 }

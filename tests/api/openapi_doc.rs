@@ -68,7 +68,7 @@ fn committed_openapi_json_is_current() {
     assert!(
         committed.replace("\r\n", "\n") == current,
         "{} is stale: the REST API's OpenAPI document changed. Review the change, then update \
-         the file with\n\n    UPDATE_OPENAPI=1 cargo test -p tokenql --test openapi_doc\n\nand \
+         the file with\n\n    UPDATE_OPENAPI=1 cargo test -p tokenql --test api openapi_doc::\n\nand \
          commit it.",
         path.display()
     );

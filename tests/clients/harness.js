@@ -1,7 +1,7 @@
 // Drives a real, unmodified `moralis` npm package against a server and prints what it got.
 //
 // Used by tests/clients/moralis-*/run.js (each passes the `moralis` of its own node_modules) and
-// driven by tests/sdk_clients.rs. Usage:
+// driven by tests/api/sdk_clients/. Usage:
 //
 //   node tests/clients/moralis-2.27/run.js BASE_URL < input.json
 //

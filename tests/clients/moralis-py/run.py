@@ -1,7 +1,7 @@
 """Drives the real, unmodified Moralis Python SDK against a server and prints what it got.
 
 The Python twin of tests/clients/harness.js, with the same input and output, driven by
-tests/sdk_clients.rs. Usage (the SDK is installed from the pinned, hashed requirements.txt
+tests/api/sdk_clients/. Usage (the SDK is installed from the pinned, hashed requirements.txt
 beside this file into a virtualenv by scripts/test):
 
     $VENV/bin/python tests/clients/moralis-py/run.py BASE_URL < input.json
