@@ -448,3 +448,48 @@ fn database_dialects_are_decided_in_one_place() {
         "`DbBackend` outside store/dialect.rs (ask `Dialect` instead): {branches:?}"
     );
 }
+
+#[test]
+fn token_standards_are_never_compared_as_strings() {
+    let patterns = [
+        "== \"ERC",
+        "!= \"ERC",
+        "Some(\"ERC",
+        "eq(\"ERC",
+        "\"ERC20\" =>",
+    ];
+    let patterns: Vec<String> = patterns
+        .iter()
+        .map(|p| p.to_string())
+        .chain(["\"ERC721\" =>", "\"ERC1155\" =>"].map(String::from))
+        .collect();
+    let mut found = Vec::new();
+    for entry in files_raw() {
+        let (file, text) = entry;
+        if file == "types/standard.rs" {
+            continue;
+        }
+        // Unit tests may spell stored rows out.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for p in &patterns {
+            if code.contains(p.as_str()) {
+                found.push(format!("{file}: {p}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "token standards compared as strings (use types::TokenStandard): {found:?}"
+    );
+}
+
+/// Every `.rs` file under `src/` with its text as written.
+fn files_raw() -> Vec<(String, String)> {
+    files()
+        .into_keys()
+        .map(|f| {
+            let text = std::fs::read_to_string(src().join(&f)).expect("read file");
+            (f, text)
+        })
+        .collect()
+}
