@@ -228,7 +228,7 @@ pub async fn run_chain(
         start,
         stop.clone(),
     ));
-    let metadata = tokio::spawn(super::metadata::run(
+    let metadata = tokio::spawn(super::contract_reads::run(
         db.clone(),
         chain,
         rpc.clone(),

@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use super::envelope::{text, NftEnvelope};
 use super::error::ApiError;
 use super::media::MediaRecord;
-use super::metadata::NormalizedMetadata;
+use super::normalized_metadata::NormalizedMetadata;
 use super::params::{NftParams, NftShape};
 use crate::app::preview_base;
 use crate::app::{AppState, Reader};
