@@ -34,7 +34,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("keys", &["store", "types"]),
     ("import", &["decode", "lists", "store", "types"]),
     ("offchain", &["store", "tls", "types", "telemetry"]),
-    ("query", &["entity", "offchain", "store", "types"]),
+    ("query", &["entity", "store", "types"]),
     (
         "indexer",
         &["decode", "lists", "store", "telemetry", "tls", "types"],
@@ -47,10 +47,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The adapters.
     ("rest", &["app", "demo", "offchain", "query", "types"]),
-    (
-        "graphql",
-        &["app", "offchain", "query", "telemetry", "types"],
-    ),
+    ("graphql", &["app", "query", "telemetry", "types"]),
     ("ops", &["app", "store", "telemetry", "types"]),
     // The one route list.
     ("server", &["app", "graphql", "ops", "rest", "telemetry"]),

@@ -6,6 +6,7 @@ mod address;
 mod chain;
 pub mod hex;
 mod limits;
+pub mod media;
 mod order;
 mod scope;
 mod standard;
