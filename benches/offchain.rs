@@ -8,7 +8,7 @@
 //!
 //! 1. Metadata: `$TOKENQL_BENCH_TOKENS` (default 2,000) ERC721 token rows, each with its own
 //!    token URI (`/bench/meta/{i}`, a small JSON document), due now; the metadata worker
-//!    (`tokenql::offchain::metadata::run`) is timed until every token has a fetch outcome, and
+//!    (`tokenql::offchain::documents::run`) is timed until every token has a fetch outcome, and
 //!    every outcome must be `ok`.
 //! 2. Previews: the tokens' documents name `$TOKENQL_BENCH_IMAGES` (default 300) distinct image
 //!    URLs, half PNG and half JPEG, `$TOKENQL_BENCH_IMAGE_SIDE` px square (default 1,000; the
@@ -39,7 +39,7 @@ use offchain_support::OffchainServer;
 use tokenql::entity::{nft_media, nft_token};
 use tokenql::offchain::fetch::Fetcher;
 use tokenql::offchain::media::worker::MediaWorker;
-use tokenql::offchain::{metadata, OffchainConfig};
+use tokenql::offchain::{documents, OffchainConfig};
 use tokenql::query::{MediaSource, QueryConfig, QueryService};
 use tokenql::types::Uint256;
 
@@ -211,10 +211,10 @@ async fn main() -> anyhow::Result<()> {
 
     // 1. Metadata.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let worker = tokio::spawn(metadata::run(
+    let worker = tokio::spawn(documents::run(
         db.clone(),
         fetcher.clone(),
-        metadata::Schedule::default(),
+        documents::Schedule::default(),
         stop_rx,
     ));
     let meta_time = wait_for("metadata", tokens as u64, Duration::from_secs(600), || {

@@ -10,7 +10,7 @@ use alloy::sol;
 use alloy::sol_types::SolEvent;
 use serde::Deserialize;
 
-use crate::types::{Address, Uint256};
+use crate::types::{Address, TokenStandard, Uint256};
 
 mod erc20 {
     alloy::sol! {
@@ -83,29 +83,13 @@ pub struct Erc20Move {
     pub value: Uint256,
 }
 
-/// The two NFT standards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum NftStandard {
-    Erc721,
-    Erc1155,
-}
-
-impl NftStandard {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            NftStandard::Erc721 => "ERC721",
-            NftStandard::Erc1155 => "ERC1155",
-        }
-    }
-}
-
 /// One token id moving: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one entry of a
 /// `TransferBatch` (`batch_index` is its position; 0 otherwise).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NftMove {
     pub meta: EventMeta,
     pub batch_index: u32,
-    pub standard: NftStandard,
+    pub standard: TokenStandard,
     pub operator: Option<Address>,
     pub from: Address,
     pub to: Address,
@@ -284,7 +268,7 @@ fn erc721_transfer(log: &LogRecord, meta: EventMeta) -> Result<Decoded, Skip> {
     Ok(Decoded::Nft(vec![NftMove {
         meta,
         batch_index: 0,
-        standard: NftStandard::Erc721,
+        standard: TokenStandard::Erc721,
         operator: None,
         from,
         to,
@@ -312,7 +296,7 @@ fn transfer_single(log: &LogRecord, meta: EventMeta) -> Result<Decoded, Skip> {
     Ok(Decoded::Nft(vec![NftMove {
         meta,
         batch_index: 0,
-        standard: NftStandard::Erc1155,
+        standard: TokenStandard::Erc1155,
         operator: Some(addr(ev.operator)),
         from: addr(ev.from),
         to: addr(ev.to),
@@ -342,7 +326,7 @@ fn transfer_batch(log: &LogRecord, meta: EventMeta) -> Result<Decoded, Skip> {
             .map(|(i, (id, v))| NftMove {
                 meta: meta.clone(),
                 batch_index: i as u32,
-                standard: NftStandard::Erc1155,
+                standard: TokenStandard::Erc1155,
                 operator: Some(operator),
                 from,
                 to,
@@ -414,7 +398,7 @@ mod tests {
         let Decoded::Nft(v) = decode(&l).unwrap() else {
             panic!()
         };
-        assert_eq!(v[0].standard, NftStandard::Erc721);
+        assert_eq!(v[0].standard, TokenStandard::Erc721);
         assert_eq!(v[0].token_id, Uint256::MAX);
         assert!(v[0].from.is_zero());
     }

@@ -10,8 +10,9 @@ use alloy::primitives::B256;
 use anyhow::Context;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 
-use tokenql::decode::{Erc20Move, EventMeta, NftMove, NftStandard};
+use tokenql::decode::{Erc20Move, EventMeta, NftMove};
 use tokenql::store::{write_batch, Batch, BlockHeader, Checkpoint};
+use tokenql::types::TokenStandard;
 use tokenql::types::{Address, Chain, Uint256};
 
 /// Bump when the generator changes: a stored dataset with another version is regenerated.
@@ -277,7 +278,7 @@ impl Generator {
         NftMove {
             meta: Self::meta(contract, block, log),
             batch_index: 0,
-            standard: NftStandard::Erc721,
+            standard: TokenStandard::Erc721,
             operator: None,
             from,
             to,
@@ -374,7 +375,7 @@ impl Generator {
             batch.nft.push(NftMove {
                 meta: Self::meta(c, b, l),
                 batch_index: 0,
-                standard: NftStandard::Erc721,
+                standard: TokenStandard::Erc721,
                 operator: None,
                 from: zero,
                 to: owner,
@@ -399,7 +400,7 @@ impl Generator {
                 batch.nft.push(NftMove {
                     meta: Self::meta(c, b, l),
                     batch_index: 0,
-                    standard: NftStandard::Erc1155,
+                    standard: TokenStandard::Erc1155,
                     operator: Some(operator),
                     from: zero,
                     to: o,

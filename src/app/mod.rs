@@ -166,7 +166,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
 
 /// The base URL of preview links for a request: `--public-url`, else `http://{Host}`.
 pub fn preview_base(state: &AppState, headers: &HeaderMap) -> String {
-    crate::offchain::media::public_base(
+    crate::types::media::public_base(
         state.ops.options().offchain.public_url.as_deref(),
         headers.get(header::HOST).and_then(|h| h.to_str().ok()),
     )

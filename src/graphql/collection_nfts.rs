@@ -60,7 +60,7 @@ pub async fn resolve(
         .iter()
         .map(|e| {
             let h = &e.node;
-            (h.contract, h.token_id, h.contract_type == "ERC1155")
+            (h.contract, h.token_id, h.contract_type.is_multi_token())
         })
         .collect();
     let mut keys = Keys::default();
@@ -68,7 +68,11 @@ pub async fn resolve(
     let primed = Primed::load(Related::new(service.clone(), q.chain), keys).await?;
     let linked = Linked::load(ctx, service, q.chain, format, primed, &node, tokens).await?;
     Ok(Connection::from_page(page, |held| {
-        let fields = linked.fields(held.contract, held.token_id, Some(&held.contract_type));
+        let fields = linked.fields(
+            held.contract,
+            held.token_id,
+            Some(held.contract_type.as_str()),
+        );
         CollectionNft(fields, Holders(held))
     }))
 }

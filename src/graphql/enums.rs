@@ -38,15 +38,20 @@ pub enum ContractType {
     Erc1155,
 }
 
+impl From<types::TokenStandard> for ContractType {
+    fn from(t: types::TokenStandard) -> Self {
+        match t {
+            types::TokenStandard::Erc20 => ContractType::Erc20,
+            types::TokenStandard::Erc721 => ContractType::Erc721,
+            types::TokenStandard::Erc1155 => ContractType::Erc1155,
+        }
+    }
+}
+
 impl ContractType {
     /// The type a contract's standard names (`ERC20`, `ERC721`, `ERC1155`).
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ERC20" => Some(ContractType::Erc20),
-            "ERC721" => Some(ContractType::Erc721),
-            "ERC1155" => Some(ContractType::Erc1155),
-            _ => None,
-        }
+        types::TokenStandard::parse(s).ok().map(Self::from)
     }
 
     /// The type of a stored NFT record of `contract`: an unknown one is corrupt data (ours).

@@ -9,8 +9,8 @@ use async_graphql::{Context, Enum, Object, SimpleObject};
 
 use super::error::GqlError;
 use super::loaders::Primed;
-use crate::offchain::media::{self, PreviewSize};
 use crate::query::{MediaInfo, MediaPreview, MediaSource, QueryService};
+use crate::types::media::{self, PreviewSize};
 use crate::types::{iso8601_ms, Address, Uint256};
 
 /// The base URL of preview links for one request (`--public-url`, else `http://{Host}`), put

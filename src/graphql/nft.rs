@@ -99,7 +99,7 @@ impl Nft {
 
     /// `ERC721` or `ERC1155`.
     async fn contract_type(&self) -> Result<ContractType, GqlError> {
-        ContractType::stored(&self.holding.contract_type, self.holding.contract)
+        Ok(self.holding.contract_type.into())
     }
 
     /// The wallet holding it.
@@ -240,7 +240,7 @@ pub async fn holdings(
             .iter()
             .map(|e| {
                 let h = &e.node;
-                (h.contract, h.token_id, h.contract_type == "ERC1155")
+                (h.contract, h.token_id, h.contract_type.is_multi_token())
             })
             .collect();
         media = media::page_media(service, &primed, tokens).await?;

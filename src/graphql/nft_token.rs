@@ -51,7 +51,14 @@ impl NftToken {
                 .and_then(|c| c.standard.clone()),
             false => None,
         };
-        let tokens = vec![(contract, token_id, standard.as_deref() == Some("ERC1155"))];
+        let tokens = vec![(
+            contract,
+            token_id,
+            standard
+                .as_deref()
+                .and_then(|s| types::TokenStandard::parse(s).ok())
+                .is_some_and(types::TokenStandard::is_multi_token),
+        )];
         let linked = Linked::load(ctx, service, chain, format, primed, &look, tokens).await?;
         let links = NftLinks {
             contract,

@@ -48,7 +48,7 @@ impl NftTransfer {
 
     /// `ERC721` or `ERC1155`.
     async fn contract_type(&self) -> Result<ContractType, GqlError> {
-        ContractType::stored(&self.transfer.contract_type, self.transfer.contract)
+        Ok(self.transfer.contract_type.into())
     }
 
     /// The sender (the zero address for a mint).

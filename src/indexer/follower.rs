@@ -28,6 +28,23 @@ enum Step {
     Advanced,
 }
 
+/// The stored tip against the chain.
+enum Tip {
+    /// The tip (or the block at it) is no longer on the chain.
+    Reorged(u64),
+    /// Still on the chain; its stored hash, when there is one.
+    Stored(Option<B256>),
+}
+
+/// Whether a range starting at `next` continues the stored tip (`tip_hash`), by its first
+/// block's parent hash.
+fn continues(f: &Fetched, next: u64, tip_hash: Option<B256>) -> bool {
+    match (tip_hash, f.headers.get(&next)) {
+        (Some(stored), Some(first)) => first.parent_hash == Some(stored),
+        _ => true,
+    }
+}
+
 /// State shared by the steps of one chain.
 pub(crate) struct Follower {
     pub db: DatabaseConnection,
@@ -187,7 +204,8 @@ async fn fetch_range(
 }
 
 /// Runs one chain until stopped or failed. With a `fence`, every batch is written only while
-/// this process holds the chain's lease.
+/// this process holds the chain's lease. The chain's history and eth_call workers run beside
+/// the follower and stop with it.
 pub async fn run_chain(
     db: DatabaseConnection,
     cfg: ChainConfig,
@@ -195,50 +213,11 @@ pub async fn run_chain(
     fence: Option<Fence>,
 ) -> Result<(), IndexerError> {
     let chain = cfg.chain;
-    let rpc =
-        Rpc::new(&cfg.rpc_url, cfg.request_timeout, cfg.retry).map_err(|e| IndexerError::Rpc {
-            chain: chain.to_string(),
-            message: e.to_string(),
-        })?;
-
-    // Refuse an endpoint that serves another chain; wait for one that is down.
-    let (id, head) = loop {
-        match async { Ok::<_, RpcFailure>((rpc.chain_id().await?, rpc.block_number().await?)) }
-            .await
-        {
-            Ok(v) => break v,
-            Err(RpcFailure::Transient(e)) => {
-                tracing::warn!(%chain, error = %e, "RPC endpoint unavailable; waiting");
-                if pause(&mut stop, Duration::from_secs(2)).await {
-                    return Ok(());
-                }
-            }
-            Err(e) => {
-                return Err(IndexerError::Rpc {
-                    chain: chain.to_string(),
-                    message: e.to_string(),
-                })
-            }
-        }
+    let Some((rpc, head)) = connect(&cfg, &mut stop).await? else {
+        return Ok(());
     };
-    if id != chain.id() {
-        return Err(IndexerError::WrongChain {
-            chain: chain.to_string(),
-            expected: chain.id(),
-            actual: id,
-        });
-    }
-
-    let start = loop {
-        match init_checkpoint(&db, &cfg, head).await {
-            Ok(s) => break s,
-            Err(e) => {
-                tracing::warn!(%chain, error = %e, "database unavailable; waiting");
-                if pause(&mut stop, Duration::from_secs(2)).await {
-                    return Ok(());
-                }
-            }
-        }
+    let Some(start) = start_block(&db, &cfg, head, &mut stop).await else {
+        return Ok(());
     };
     tracing::info!(%chain, start, head, endpoint = %cfg.rpc_url, "following chain");
 
@@ -249,14 +228,13 @@ pub async fn run_chain(
         start,
         stop.clone(),
     ));
-    let metadata = tokio::spawn(super::metadata::run(
+    let metadata = tokio::spawn(super::contract_reads::run(
         db.clone(),
         chain,
         rpc.clone(),
         stop.clone(),
     ));
-
-    let mut f = Follower {
+    let f = Follower {
         plan: RangePlan::new(&cfg),
         ahead: None,
         progress: Progress::new(chain),
@@ -266,37 +244,7 @@ pub async fn run_chain(
         start,
         fence,
     };
-    let mut failures = 0u32;
-    let result = loop {
-        if *stop.borrow() {
-            break Ok(());
-        }
-        match f.step().await {
-            Ok(Step::Advanced) => {
-                if failures > 0 {
-                    tracing::info!(%chain, "ingest resumed");
-                }
-                failures = 0;
-            }
-            Ok(Step::Idle) => {
-                failures = 0;
-                if pause(&mut stop, f.cfg.poll_interval).await {
-                    break Ok(());
-                }
-            }
-            Err(StepError::Fatal(e)) => break Err(e),
-            Err(e) => {
-                failures += 1;
-                if failures == 1 {
-                    tracing::warn!(%chain, error = %e, "ingest paused; retrying with backoff");
-                }
-                let d = f.cfg.retry.delay(failures.min(10), jitter());
-                if pause(&mut stop, d).await {
-                    break Ok(());
-                }
-            }
-        }
-    };
+    let result = follow(f, stop).await;
     if result.is_err() {
         // The chain stopped on its own: its workers stop with it (their writes are
         // transactional, so aborting them loses nothing).
@@ -306,6 +254,98 @@ pub async fn run_chain(
     let _ = history.await;
     let _ = metadata.await;
     result
+}
+
+/// The chain's RPC client and head, once the endpoint answers; an endpoint serving another
+/// chain is refused, one that is down waited for. `None` when stopped first.
+async fn connect(
+    cfg: &ChainConfig,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<Option<(Rpc, u64)>, IndexerError> {
+    let chain = cfg.chain;
+    let failed = |e: &dyn std::fmt::Display| IndexerError::Rpc {
+        chain: chain.to_string(),
+        message: e.to_string(),
+    };
+    let rpc = Rpc::new(&cfg.rpc_url, cfg.request_timeout, cfg.retry).map_err(|e| failed(&e))?;
+    let (id, head) = loop {
+        match async { Ok::<_, RpcFailure>((rpc.chain_id().await?, rpc.block_number().await?)) }
+            .await
+        {
+            Ok(v) => break v,
+            Err(RpcFailure::Transient(e)) => {
+                tracing::warn!(%chain, error = %e, "RPC endpoint unavailable; waiting");
+                if pause(stop, Duration::from_secs(2)).await {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(failed(&e)),
+        }
+    };
+    if id != chain.id() {
+        return Err(IndexerError::WrongChain {
+            chain: chain.to_string(),
+            expected: chain.id(),
+            actual: id,
+        });
+    }
+    Ok(Some((rpc, head)))
+}
+
+/// The live start block, waiting for the database while it is unavailable; `None` when
+/// stopped first.
+async fn start_block(
+    db: &DatabaseConnection,
+    cfg: &ChainConfig,
+    head: u64,
+    stop: &mut watch::Receiver<bool>,
+) -> Option<u64> {
+    loop {
+        match init_checkpoint(db, cfg, head).await {
+            Ok(s) => return Some(s),
+            Err(e) => {
+                tracing::warn!(chain = %cfg.chain, error = %e, "database unavailable; waiting");
+                if pause(stop, Duration::from_secs(2)).await {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// Steps until stopped, backing off after failures; a fatal failure ends the chain.
+async fn follow(mut f: Follower, mut stop: watch::Receiver<bool>) -> Result<(), IndexerError> {
+    let chain = f.cfg.chain;
+    let mut failures = 0u32;
+    loop {
+        if *stop.borrow() {
+            return Ok(());
+        }
+        let wait = match f.step().await {
+            Ok(Step::Advanced) => {
+                if failures > 0 {
+                    tracing::info!(%chain, "ingest resumed");
+                }
+                failures = 0;
+                continue;
+            }
+            Ok(Step::Idle) => {
+                failures = 0;
+                f.cfg.poll_interval
+            }
+            Err(StepError::Fatal(e)) => return Err(e),
+            Err(e) => {
+                failures += 1;
+                if failures == 1 {
+                    tracing::warn!(%chain, error = %e, "ingest paused; retrying with backoff");
+                }
+                f.cfg.retry.delay(failures.min(10), jitter())
+            }
+        };
+        if pause(&mut stop, wait).await {
+            return Ok(());
+        }
+    }
 }
 
 /// Reads the start block, writing the initial checkpoint on first start.
@@ -345,26 +385,16 @@ impl Follower {
             .and_then(|s| s.indexed_block))
     }
 
+    /// One step: check the stored tip, fetch the next range, verify it continues the stored
+    /// chain, write it. A tip or range that no longer matches the chain starts a reorg.
     async fn step(&mut self) -> Result<Step, StepError> {
         let head = self.rpc.block_number().await?;
         let target = head.saturating_sub(self.cfg.confirmations);
         let indexed = self.indexed().await?;
-
-        // Is our tip still on the chain?
-        let mut tip_hash = None;
-        if let Some(tip) = indexed {
-            if tip > head {
-                return self.handle_reorg(tip, head).await;
-            }
-            tip_hash = store::chain::block_hash(&self.db, self.chain(), tip).await?;
-            if let Some(stored) = tip_hash {
-                let now = self.rpc.headers(&[tip]).await?;
-                if now.get(&tip).map(|h| h.hash) != Some(stored) {
-                    return self.handle_reorg(tip, head).await;
-                }
-            }
-        }
-
+        let tip_hash = match self.check_tip(indexed, head).await? {
+            Tip::Reorged(tip) => return self.handle_reorg(tip, head).await,
+            Tip::Stored(hash) => hash,
+        };
         let next = indexed.map_or(self.start, |i| i + 1);
         if next > target {
             self.progress.caught_up(indexed, head);
@@ -375,10 +405,47 @@ impl Follower {
         // the fetch below stalls or fails.
         store::set_head(&self.db, self.chain(), head).await?;
 
-        // Take the range fetched ahead if it starts here (and the head has not moved back
-        // below it), else fetch now.
         let dense_from = head.saturating_sub(self.cfg.max_reorg_depth);
         let waited = Instant::now();
+        let mut f = self.fetch(next, target, dense_from).await?;
+        let waited = waited.elapsed();
+        if let (Some(tip), false) = (indexed, continues(&f, next, tip_hash)) {
+            return self.handle_reorg(tip, head).await;
+        }
+        self.complete(&mut f, next, dense_from).await?;
+        // Fetch the next range while this one is written.
+        if f.to < target {
+            self.fetch_ahead(f.to + 1, target, dense_from);
+        }
+        self.write(f, next, head, waited).await
+    }
+
+    /// Whether the stored tip is still on the chain (and its hash, when stored).
+    async fn check_tip(&self, indexed: Option<u64>, head: u64) -> Result<Tip, StepError> {
+        let Some(tip) = indexed else {
+            return Ok(Tip::Stored(None));
+        };
+        if tip > head {
+            return Ok(Tip::Reorged(tip));
+        }
+        let stored = store::chain::block_hash(&self.db, self.chain(), tip).await?;
+        if let Some(stored) = stored {
+            let now = self.rpc.headers(&[tip]).await?;
+            if now.get(&tip).map(|h| h.hash) != Some(stored) {
+                return Ok(Tip::Reorged(tip));
+            }
+        }
+        Ok(Tip::Stored(stored))
+    }
+
+    /// The range from `next`: the one fetched ahead if it starts there (and the head has not
+    /// moved back below it), else fetched now.
+    async fn fetch(
+        &mut self,
+        next: u64,
+        target: u64,
+        dense_from: u64,
+    ) -> Result<Fetched, StepError> {
         let ahead = match self.ahead.take() {
             Some(mut a) if a.from == next => {
                 let r = (&mut a.task)
@@ -388,51 +455,55 @@ impl Follower {
             }
             _ => None,
         };
-        let mut f = match ahead {
+        let f = match ahead {
             Some(f) => f,
             None => fetch_range(self.rpc.clone(), self.plan, next, target, dense_from).await?,
         };
         self.plan = f.plan;
-        let to = f.to;
-        let waited = waited.elapsed();
+        Ok(f)
+    }
 
-        // Does the new range continue what we stored?
-        if let Some(tip) = indexed {
-            if let (Some(stored), Some(first)) = (tip_hash, f.headers.get(&next)) {
-                if first.parent_hash != Some(stored) {
-                    return self.handle_reorg(tip, head).await;
-                }
-            }
-        }
-        // Did the chain change between reading logs and headers?
+    /// Refuses a range the chain changed under while it was read, and adds the headers a range
+    /// fetched ahead (with an older head) lacks near the head.
+    async fn complete(&self, f: &mut Fetched, next: u64, dense_from: u64) -> Result<(), StepError> {
         if let Some(b) = f.changed {
             return Err(RpcFailure::Transient(format!(
                 "block {b} changed while reading; retrying"
             ))
             .into());
         }
-        // A range fetched ahead used an older head: add the headers now near the head.
-        let missing: Vec<u64> = (dense_from.max(next)..=to)
+        let missing: Vec<u64> = (dense_from.max(next)..=f.to)
             .filter(|n| !f.headers.contains_key(n))
             .collect();
         if !missing.is_empty() {
             f.headers.extend(self.rpc.headers(&missing).await?);
         }
+        Ok(())
+    }
 
-        // Fetch the next range while this one is written.
-        if to < target {
-            self.ahead = Some(Ahead {
-                from: to + 1,
-                task: tokio::spawn(fetch_range(
-                    self.rpc.clone(),
-                    self.plan,
-                    to + 1,
-                    target,
-                    dense_from,
-                )),
-            });
-        }
+    /// Starts fetching the range from `from` in the background.
+    fn fetch_ahead(&mut self, from: u64, target: u64, dense_from: u64) {
+        self.ahead = Some(Ahead {
+            from,
+            task: tokio::spawn(fetch_range(
+                self.rpc.clone(),
+                self.plan,
+                from,
+                target,
+                dense_from,
+            )),
+        });
+    }
 
+    /// Writes the range with its checkpoint, in one batch.
+    async fn write(
+        &mut self,
+        f: Fetched,
+        next: u64,
+        head: u64,
+        waited: Duration,
+    ) -> Result<Step, StepError> {
+        let to = f.to;
         let batch = Batch {
             blocks: f.headers.into_values().collect(),
             erc20: f.erc20,

@@ -6,7 +6,7 @@
 //!   transaction with the checkpoint, and detects reorgs by block hashes ([`reorg`]);
 //! - the [`history`] workers fetch, per wallet and per contract and on demand, the history
 //!   before the start block;
-//! - the [`metadata`] worker reads contract names, symbols, decimals and standards by
+//! - the [`contract_reads`] worker reads contract names, symbols, decimals and standards by
 //!   `eth_call`, off the ingest path.
 //!
 //! One process leads each chain: the [`leader`] holds the chain's lease in the database and runs
@@ -19,10 +19,10 @@
 
 pub mod cli;
 pub mod config;
+pub mod contract_reads;
 pub mod follower;
 pub mod history;
 pub mod leader;
-pub mod metadata;
 pub mod progress;
 pub mod range;
 pub mod reorg;

@@ -3,7 +3,7 @@
 //!
 //! - [`fetch`]: one HTTP/IPFS/Arweave/`data:` fetcher with timeouts, a size cap, per-host
 //!   limits and redirect control, shared by both workers;
-//! - [`metadata`]: the metadata worker: fetches each token's metadata JSON and stores it raw,
+//! - [`documents`]: the metadata worker: fetches each token's metadata JSON and stores it raw,
 //!   with its sync time, or records the failure and when to retry;
 //! - [`media`]: the media worker: turns an image named by metadata into 100/250/500 px
 //!   previews in a [`media::MediaStore`]; the API asks for them and never waits.
@@ -12,9 +12,9 @@
 
 pub mod cli;
 pub mod config;
+pub mod documents;
 pub mod fetch;
 pub mod media;
-pub mod metadata;
 
 pub use config::OffchainConfig;
 
@@ -34,10 +34,10 @@ pub fn spawn(
         return Vec::new();
     }
     let fetcher = fetch::Fetcher::new(config);
-    let metadata = tokio::spawn(metadata::run(
+    let metadata = tokio::spawn(documents::run(
         db.clone(),
         fetcher.clone(),
-        metadata::Schedule::default(),
+        documents::Schedule::default(),
         stop.clone(),
     ));
     let media = media::worker::MediaWorker::new(db, fetcher.clone(), fetcher.config().clone());

@@ -183,7 +183,8 @@ fn nft(
         node: CollectionNft {
             contract,
             token_id,
-            contract_type: t.contract_type,
+            contract_type: crate::types::TokenStandard::parse(&t.contract_type)
+                .map_err(|e| QueryError::Corrupt(e.0))?,
             owner,
             amount,
             block_number: u64::try_from(t.block_number).unwrap_or(0),

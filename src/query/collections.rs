@@ -93,7 +93,8 @@ impl QueryService {
                 key: vec![g.contract_address],
                 node: WalletCollection {
                     contract,
-                    contract_type: g.contract_type,
+                    contract_type: crate::types::TokenStandard::parse(&g.contract_type)
+                        .map_err(|e| QueryError::Corrupt(e.0))?,
                     count: u64::try_from(g.tokens).unwrap_or(0),
                 },
             })

@@ -9,12 +9,12 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
 use super::{QueryError, QueryService};
 use crate::entity::nft_media;
-use crate::offchain::media::{
-    image_url, preview_path, url_hash, ImageRef, MediaStatus, PreviewSize, StoredPreviews,
-};
 use crate::store::lists::padded;
 use crate::store::media_queue::enqueue_missing;
 use crate::store::now_ms;
+use crate::types::media::{
+    image_url, preview_path, url_hash, ImageRef, MediaStatus, PreviewSize, StoredPreviews,
+};
 use crate::types::Uint256;
 
 /// What [`QueryService::media`] needs to know about one token.

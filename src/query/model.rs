@@ -1,7 +1,8 @@
 //! The query service's inputs and outputs: domain types, neither database rows nor API shapes.
 
 use crate::types::{
-    Address, AddressList, BlockNumber, Chain, PageSize, ParseError, SortOrder, Uint256,
+    Address, AddressList, BlockNumber, Chain, PageSize, ParseError, SortOrder, TokenStandard,
+    Uint256,
 };
 
 /// Filters of `nfts_by_wallet`.
@@ -25,7 +26,7 @@ pub struct NftHolding {
     pub owner: Address,
     pub amount: Uint256,
     /// `ERC721` or `ERC1155`.
-    pub contract_type: String,
+    pub contract_type: TokenStandard,
     /// The block at which the owner last acquired it.
     pub block_number: u64,
 }
@@ -169,7 +170,7 @@ pub struct WalletCollectionsQuery {
 pub struct WalletCollection {
     pub contract: Address,
     /// `ERC721` or `ERC1155`.
-    pub contract_type: String,
+    pub contract_type: TokenStandard,
     /// How many of the collection's tokens (distinct ids) the wallet holds.
     pub count: u64,
 }
@@ -219,7 +220,7 @@ pub struct CollectionNft {
     pub contract: Address,
     pub token_id: Uint256,
     /// `ERC721` or `ERC1155`.
-    pub contract_type: String,
+    pub contract_type: TokenStandard,
     /// The holder, when exactly one wallet holds the token; `None` when several do.
     pub owner: Option<Address>,
     /// How many of the token are held, over all holders.
@@ -249,7 +250,7 @@ pub struct NftTransfer {
     pub contract: Address,
     pub token_id: Uint256,
     /// `ERC721` or `ERC1155`.
-    pub contract_type: String,
+    pub contract_type: TokenStandard,
     pub operator: Option<Address>,
     pub from: Address,
     pub to: Address,
@@ -317,7 +318,7 @@ mod tests {
             owner: Address::parse("0x0000000000000000000000000000000000000001")
                 .unwrap_or_else(|e| panic!("{e}")),
             amount: Uint256::from_u64(1),
-            contract_type: "ERC721".into(),
+            contract_type: TokenStandard::Erc721,
             block_number: 1,
         }
     }

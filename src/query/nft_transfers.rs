@@ -238,7 +238,8 @@ fn nft_move(r: nft_transfer::Model) -> Result<Edge<NftTransfer>, QueryError> {
     let node = NftTransfer {
         contract: addr(&r.contract_address)?,
         token_id: num(&r.token_id)?,
-        contract_type: r.contract_type,
+        contract_type: crate::types::TokenStandard::parse(&r.contract_type)
+            .map_err(|e| QueryError::Corrupt(e.0))?,
         operator: r.operator.as_deref().map(addr).transpose()?,
         from: addr(&r.from_address)?,
         to: addr(&r.to_address)?,

@@ -13,7 +13,7 @@ use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding, scope_sync};
 use crate::store::dialect::Dialect;
 use crate::store::lists::padded;
-use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState, Uint256};
+use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState, TokenStandard, Uint256};
 
 use nft_holding::Column as H;
 
@@ -107,7 +107,7 @@ pub(super) fn certain_holdings(chain: Chain, start_block: Option<u64>) -> Condit
     if let Some(start) = start_block {
         c = c.add(
             Condition::all()
-                .add(H::ContractType.eq("ERC721"))
+                .add(H::ContractType.eq(TokenStandard::Erc721.as_str()))
                 .add(H::BlockNumber.gte(start as i64)),
         );
     }
@@ -259,7 +259,8 @@ pub(super) fn holding(r: nft_holding::Model) -> Result<Edge<NftHolding>, QueryEr
         token_id: num(&r.token_id)?,
         owner: addr(&r.owner_address)?,
         amount: num(&r.amount)?,
-        contract_type: r.contract_type,
+        contract_type: crate::types::TokenStandard::parse(&r.contract_type)
+            .map_err(|e| QueryError::Corrupt(e.0))?,
         block_number: u64::try_from(r.block_number).unwrap_or(0),
     };
     Ok(Edge {

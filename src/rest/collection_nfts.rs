@@ -34,7 +34,7 @@ fn as_holdings(page: &Page<CollectionNft>) -> Page<NftHolding> {
                 token_id: e.node.token_id,
                 owner: e.node.owner.unwrap_or(Address::ZERO),
                 amount: e.node.amount,
-                contract_type: e.node.contract_type.clone(),
+                contract_type: e.node.contract_type,
                 block_number: e.node.block_number,
             },
         })

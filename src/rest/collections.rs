@@ -58,7 +58,7 @@ impl CollectionRecord {
     fn new(c: &WalletCollection, info: Option<&ContractInfo>, token_counts: bool) -> Self {
         Self {
             token_address: c.contract.to_string(),
-            contract_type: c.contract_type.clone(),
+            contract_type: c.contract_type.as_str().to_string(),
             name: text(info.and_then(|i| i.name.as_ref())),
             symbol: text(info.and_then(|i| i.symbol.as_ref())),
             possible_spam: info.is_some_and(|i| i.possible_spam),

@@ -11,9 +11,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::offchain::media::{is_url_hash, MediaStatus, MediaStore, PreviewSize};
+use crate::offchain::media::MediaStore;
 use crate::query::{MediaInfo, MediaPreview};
 use crate::types::iso8601_ms;
+use crate::types::media::{is_url_hash, MediaStatus, PreviewSize};
 
 /// Preview media of an NFT's image (`media_items=true`).
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -213,7 +214,7 @@ mod tests {
                     .into_iter()
                     .map(|size| MediaPreview {
                         size,
-                        path: crate::offchain::media::preview_path(&"0".repeat(64), size),
+                        path: crate::types::media::preview_path(&"0".repeat(64), size),
                         width: size.long_side(),
                         height: size.long_side() / 2,
                     })

@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use super::envelope::{text, NftEnvelope};
 use super::error::ApiError;
 use super::media::MediaRecord;
-use super::metadata::NormalizedMetadata;
+use super::normalized_metadata::NormalizedMetadata;
 use super::params::{NftParams, NftShape};
 use crate::app::preview_base;
 use crate::app::{AppState, Reader};
@@ -120,7 +120,7 @@ impl NftRecord {
             .and_then(|t| t.metadata.as_ref())
             .and_then(|m| serde_json::from_str(m).ok().map(|v| (m.clone(), v)));
         let normalized_metadata = params.normalize_metadata.then(|| {
-            let erc1155_id = (h.contract_type == "ERC1155").then(|| h.token_id.to_db());
+            let erc1155_id = h.contract_type.is_multi_token().then(|| h.token_id.to_db());
             NormalizedMetadata::for_token(parsed.as_ref().map(|(_, v)| v), erc1155_id.as_deref())
         });
         Self {
@@ -129,7 +129,7 @@ impl NftRecord {
                 TokenIdFormat::Decimal => h.token_id.to_decimal(),
                 TokenIdFormat::Hex => h.token_id.to_hex(),
             },
-            contract_type: h.contract_type.clone(),
+            contract_type: h.contract_type.as_str().to_string(),
             owner_of: Some(h.owner.to_string()),
             block_number: h.block_number.to_string(),
             block_number_minted: token
@@ -234,7 +234,7 @@ pub(super) async fn records(
                 let t = tokens.get(k);
                 let source = MediaSource {
                     token_id: k.1,
-                    erc1155: e.node.contract_type == "ERC1155",
+                    erc1155: e.node.contract_type.is_multi_token(),
                     metadata: t.and_then(|t| t.metadata.clone()),
                     metadata_synced_at: t.and_then(|t| t.last_metadata_sync),
                 };

@@ -122,7 +122,7 @@ impl NftTransferRecord {
             to_address_label: label(&t.to),
             value: None,
             amount: t.amount.to_decimal(),
-            contract_type: t.contract_type.clone(),
+            contract_type: t.contract_type.as_str().to_string(),
             block_number: t.block_number.to_string(),
             block_timestamp: iso8601_secs(t.block_timestamp),
             block_hash: t.block_hash.to_ascii_lowercase(),

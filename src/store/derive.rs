@@ -15,7 +15,7 @@ use sea_orm::{
 use super::dialect::{by_keys, key_join, Dialect};
 
 use crate::entity::{nft_holding, nft_token, nft_transfer};
-use crate::types::Uint256;
+use crate::types::{TokenStandard, Uint256};
 
 /// Tokens per recomputation round.
 const TOKENS_PER_ROUND: usize = 200;
@@ -143,7 +143,7 @@ fn derived_rows(
             metadata: None,
             block_number_minted: mint.map(|m| m.block_number),
             minter_address: mint.map(|m| {
-                if m.contract_type == "ERC1155" {
+                if m.contract_type == TokenStandard::Erc1155.as_str() {
                     m.operator.clone().unwrap_or_else(|| m.to_address.clone())
                 } else {
                     m.to_address.clone()
@@ -239,11 +239,11 @@ async fn replace_rows<C: ConnectionTrait>(
 /// missing.
 fn replay(moves: &[nft_transfer::Model]) -> (BTreeMap<String, (Uint256, i64)>, String) {
     let mut holders: BTreeMap<String, (Uint256, i64)> = BTreeMap::new();
-    let mut kind = String::from("ERC721");
+    let mut kind = TokenStandard::Erc721.as_str().to_string();
     for m in moves {
         kind = m.contract_type.clone();
         let amount = Uint256::from_db(&m.amount).unwrap_or(Uint256::ZERO);
-        if m.contract_type == "ERC721" {
+        if m.contract_type == TokenStandard::Erc721.as_str() {
             holders.clear();
             if m.to_address != ZERO_ADDR {
                 holders.insert(m.to_address.clone(), (Uint256::from_u64(1), m.block_number));

@@ -150,7 +150,7 @@ pub async fn write_batch(
     for t in &batch.erc20 {
         standards
             .entry(t.meta.contract.to_string())
-            .or_insert("ERC20");
+            .or_insert(crate::types::TokenStandard::Erc20.as_str());
     }
     for t in &batch.nft {
         standards.insert(t.meta.contract.to_string(), t.standard.as_str());

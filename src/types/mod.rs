@@ -6,8 +6,10 @@ mod address;
 mod chain;
 pub mod hex;
 mod limits;
+pub mod media;
 mod order;
 mod scope;
+mod standard;
 mod time;
 mod uint256;
 
@@ -16,6 +18,7 @@ pub use chain::Chain;
 pub use limits::{AddressList, BlockNumber, PageSize, TokenIdFormat, MAX_LIST_LEN};
 pub use order::SortOrder;
 pub use scope::{Scope, ScopeKind, ScopeState};
+pub use standard::TokenStandard;
 pub use time::{iso8601_ms, iso8601_secs, parse_date, DateBound};
 pub use uint256::Uint256;
 

@@ -34,7 +34,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("keys", &["store", "types"]),
     ("import", &["decode", "lists", "store", "types"]),
     ("offchain", &["store", "tls", "types", "telemetry"]),
-    ("query", &["entity", "offchain", "store", "types"]),
+    ("query", &["entity", "store", "types"]),
     (
         "indexer",
         &["decode", "lists", "store", "telemetry", "tls", "types"],
@@ -47,10 +47,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The adapters.
     ("rest", &["app", "demo", "offchain", "query", "types"]),
-    (
-        "graphql",
-        &["app", "offchain", "query", "telemetry", "types"],
-    ),
+    ("graphql", &["app", "query", "telemetry", "types"]),
     ("ops", &["app", "store", "telemetry", "types"]),
     // The one route list.
     ("server", &["app", "graphql", "ops", "rest", "telemetry"]),
@@ -447,4 +444,49 @@ fn database_dialects_are_decided_in_one_place() {
         branches.is_empty(),
         "`DbBackend` outside store/dialect.rs (ask `Dialect` instead): {branches:?}"
     );
+}
+
+#[test]
+fn token_standards_are_never_compared_as_strings() {
+    let patterns = [
+        "== \"ERC",
+        "!= \"ERC",
+        "Some(\"ERC",
+        "eq(\"ERC",
+        "\"ERC20\" =>",
+    ];
+    let patterns: Vec<String> = patterns
+        .iter()
+        .map(|p| p.to_string())
+        .chain(["\"ERC721\" =>", "\"ERC1155\" =>"].map(String::from))
+        .collect();
+    let mut found = Vec::new();
+    for entry in files_raw() {
+        let (file, text) = entry;
+        if file == "types/standard.rs" {
+            continue;
+        }
+        // Unit tests may spell stored rows out.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for p in &patterns {
+            if code.contains(p.as_str()) {
+                found.push(format!("{file}: {p}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "token standards compared as strings (use types::TokenStandard): {found:?}"
+    );
+}
+
+/// Every `.rs` file under `src/` with its text as written.
+fn files_raw() -> Vec<(String, String)> {
+    files()
+        .into_keys()
+        .map(|f| {
+            let text = std::fs::read_to_string(src().join(&f)).expect("read file");
+            (f, text)
+        })
+        .collect()
 }

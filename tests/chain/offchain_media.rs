@@ -148,8 +148,9 @@ fn addr(s: &str) -> Address {
 /// Mints the tokens to the wallet through the write path (one block), then stores each
 /// token's metadata as the metadata worker would.
 async fn seed(app: &TestApp, web: &OffchainServer) {
-    use tokenql::decode::{EventMeta, NftMove, NftStandard};
+    use tokenql::decode::{EventMeta, NftMove};
     use tokenql::store::{write_batch, Batch, BlockHeader};
+    use tokenql::types::TokenStandard;
 
     let block = BlockHeader {
         number: 100,
@@ -177,9 +178,9 @@ async fn seed(app: &TestApp, web: &OffchainServer) {
     let mut nft: Vec<NftMove> = CASES_721
         .iter()
         .enumerate()
-        .map(|(i, c)| mint(NFT721, NftStandard::Erc721, c.token, i as u32))
+        .map(|(i, c)| mint(NFT721, TokenStandard::Erc721, c.token, i as u32))
         .collect();
-    nft.push(mint(NFT1155, NftStandard::Erc1155, TOKEN_1155, 100));
+    nft.push(mint(NFT1155, TokenStandard::Erc1155, TOKEN_1155, 100));
     // The chain's whole history: indexed from block 0 through the mints' block.
     let batch = Batch {
         blocks: vec![block],

@@ -22,7 +22,7 @@ use super::rpc::{Rpc, RpcFailure};
 use crate::store::contracts::{self, ContractRead, StoredContract};
 use crate::store::now_ms;
 use crate::store::token_meta::{self, UnreadUri};
-use crate::types::{Address, Chain, Uint256};
+use crate::types::{Address, Chain, TokenStandard, Uint256};
 
 sol! {
     function name() returns (string);
@@ -162,9 +162,9 @@ async fn read_contract(rpc: &Rpc, row: &StoredContract) -> Result<Answers, RpcFa
         return Ok((None, None, None, None));
     };
     let erc165 = if supports(rpc, address, ERC721_ID).await? {
-        Some("ERC721")
+        Some(TokenStandard::Erc721.as_str())
     } else if supports(rpc, address, ERC1155_ID).await? {
-        Some("ERC1155")
+        Some(TokenStandard::Erc1155.as_str())
     } else {
         None
     };
@@ -176,8 +176,12 @@ async fn read_contract(rpc: &Rpc, row: &StoredContract) -> Result<Answers, RpcFa
         .eth_call(address, &symbolCall {}.abi_encode())
         .await?
         .and_then(|r| decode_text(&r));
-    let fungible =
-        erc165.is_none() && !matches!(row.standard.as_deref(), Some("ERC721" | "ERC1155"));
+    let nft_events = row
+        .standard
+        .as_deref()
+        .and_then(|s| TokenStandard::parse(s).ok())
+        .is_some_and(|s| s != TokenStandard::Erc20);
+    let fungible = erc165.is_none() && !nft_events;
     let decimals = if fungible {
         rpc.eth_call(address, &decimalsCall {}.abi_encode())
             .await?
@@ -210,7 +214,8 @@ async fn read_token_uri(rpc: &Rpc, row: &UnreadUri) -> Result<Option<String>, Rp
         return Ok(None);
     };
     let id: U256 = id.0;
-    let data = if row.contract_type == "ERC1155" {
+    let multi = TokenStandard::parse(&row.contract_type).is_ok_and(TokenStandard::is_multi_token);
+    let data = if multi {
         uriCall { id }.abi_encode()
     } else {
         tokenURICall { id }.abi_encode()

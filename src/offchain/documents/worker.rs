@@ -10,6 +10,7 @@ use super::schedule::{FetchStatus, Schedule};
 use crate::offchain::fetch::{FetchError, Fetcher};
 use crate::store::now_ms;
 use crate::store::token_meta::{self, ClaimedToken as Job, FetchRecord};
+use crate::types::TokenStandard;
 
 /// Longest `metadata_error` stored.
 const ERROR_CHARS: usize = 200;
@@ -29,7 +30,7 @@ enum Outcome {
 /// substitution a few contracts expect is not the standard and is not attempted). ERC721
 /// URIs are used as they are.
 pub fn uri_for(contract_type: &str, token_uri: &str, token_id_hex64: &str) -> String {
-    if contract_type == "ERC1155" {
+    if TokenStandard::parse(contract_type).is_ok_and(TokenStandard::is_multi_token) {
         token_uri.replace("{id}", token_id_hex64)
     } else {
         token_uri.to_string()
