@@ -20,7 +20,7 @@
 //! - [`http`]: `POST`/`GET /graphql` behind the API key, and the GraphiQL page `/playground`.
 //!
 //! The committed `schema.graphql` is [`sdl`]'s output, guarded by the `graphql_schema` test
-//! (`UPDATE_SCHEMA=1 cargo test -p tokenql --test graphql_schema` rewrites it).
+//! (`UPDATE_SCHEMA=1 cargo test -p tokenql --test api graphql_schema::` rewrites it).
 //!
 //! # Limits
 //!

@@ -11,7 +11,7 @@
 //!   appears here;
 //! - the query parameters: [`NftQueryParams`] and [`TransferQueryParams`] (in `params`), which
 //!   mirror what [`super::params`] accepts (the parser reads a raw query string, so it has no
-//!   typed struct to derive from); `tests/openapi_doc.rs` checks that every parameter the
+//!   typed struct to derive from); `tests/api/openapi_doc.rs` checks that every parameter the
 //!   parser accepts is documented;
 //! - the chain list: the chain table of [`crate::types::Chain`];
 //! - what both operations share ([`Finish`]): the `X-API-Key` security scheme, the
@@ -21,7 +21,7 @@
 //!   required (all are always written, `null` when missing) and unwraps doc-comment lines.
 //!
 //! The committed `openapi.json` at the repository root is this document, kept current by
-//! `tests/openapi_doc.rs` (`UPDATE_OPENAPI=1` rewrites it).
+//! `tests/api/openapi_doc.rs` (`UPDATE_OPENAPI=1` rewrites it).
 
 use std::sync::OnceLock;
 

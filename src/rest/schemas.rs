@@ -1,7 +1,7 @@
 //! The OpenAPI vocabulary of the routes: each operation's query parameters, and the small
 //! schemas they and the records use. The query string is parsed by hand
 //! ([`crate::rest::params`]), so there is no typed struct to derive from: the `*QueryParams`
-//! structs mirror what the parser accepts, and `tests/openapi_doc.rs` checks that they stay
+//! structs mirror what the parser accepts, and `tests/api/openapi_doc.rs` checks that they stay
 //! complete. The handlers name these in their `#[utoipa::path]`; the document
 //! ([`crate::rest::openapi`]) lists the handlers.
 
