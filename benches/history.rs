@@ -345,7 +345,7 @@ impl BenchDb {
                 let admin_url = backend.admin_url(&server);
                 let admin = tokio::time::timeout(
                     Duration::from_secs(5),
-                    tokenql::config::connect(&admin_url, 1),
+                    tokenql::store::database::connect(&admin_url, 1),
                 )
                 .await
                 .with_context(|| format!("{server}: no answer within 5 s"))?
@@ -365,7 +365,7 @@ impl BenchDb {
                 )
             }
         };
-        let db = tokenql::config::connect(&url, 2).await?;
+        let db = tokenql::store::database::connect(&url, 2).await?;
         {
             use migration::MigratorTrait;
             migration::Migrator::up(&db, None).await?;
@@ -388,7 +388,7 @@ impl BenchDb {
                 admin_url,
                 name,
             } => {
-                let admin = tokenql::config::connect(&admin_url, 1).await?;
+                let admin = tokenql::store::database::connect(&admin_url, 1).await?;
                 let sql = match backend {
                     Backend::Postgres => format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
                     _ => format!("DROP DATABASE IF EXISTS {name}"),
@@ -681,7 +681,7 @@ async fn run_once(
 ) -> anyhow::Result<Vec<Measure>> {
     let (handle, url) = BenchDb::create(backend, run).await?;
     let result = async {
-        let db = tokenql::config::connect(&url, 2).await?;
+        let db = tokenql::store::database::connect(&url, 2).await?;
         let (_, key) = tokenql::keys::create_with_rate(
             &db,
             "history-bench",

@@ -182,7 +182,12 @@ async fn reachable(backend: Backend) -> Result<(), String> {
         return Ok(());
     };
     let admin = admin_url(backend, &server);
-    match tokio::time::timeout(Duration::from_secs(5), tokenql::config::connect(&admin, 1)).await {
+    match tokio::time::timeout(
+        Duration::from_secs(5),
+        tokenql::store::database::connect(&admin, 1),
+    )
+    .await
+    {
         Ok(Ok(db)) => {
             let _ = db.close().await;
             Ok(())
@@ -204,7 +209,7 @@ impl BenchDb {
             }
             Some(server) => {
                 let admin_url = admin_url(backend, &server);
-                let admin = tokenql::config::connect(&admin_url, 1).await?;
+                let admin = tokenql::store::database::connect(&admin_url, 1).await?;
                 admin
                     .execute_unprepared(&format!("CREATE DATABASE {name}"))
                     .await?;
@@ -236,7 +241,7 @@ impl BenchDb {
                 admin_url,
                 name,
             } => {
-                let admin = tokenql::config::connect(&admin_url, 1).await?;
+                let admin = tokenql::store::database::connect(&admin_url, 1).await?;
                 let sql = match backend {
                     Backend::Postgres => format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
                     _ => format!("DROP DATABASE IF EXISTS {name}"),
@@ -262,7 +267,7 @@ async fn ingest_once(
 ) -> anyhow::Result<f64> {
     let (handle, url) = BenchDb::create(backend, run).await?;
     let result = async {
-        let db = tokenql::config::connect(&url, 16).await?;
+        let db = tokenql::store::database::connect(&url, 16).await?;
         {
             use migration::MigratorTrait;
             migration::Migrator::up(&db, None).await?;

@@ -177,7 +177,8 @@ async fn main() -> anyhow::Result<()> {
     // The database: SQLite in a temporary file.
     let db_path = temp_path("db");
     let db =
-        tokenql::config::connect(&format!("sqlite://{}?mode=rwc", db_path.display()), 16).await?;
+        tokenql::store::database::connect(&format!("sqlite://{}?mode=rwc", db_path.display()), 16)
+            .await?;
     migration::Migrator::up(&db, None).await?;
     let now = tokenql::store::now_ms();
     let rows: Vec<nft_token::ActiveModel> = (0..tokens)

@@ -27,7 +27,6 @@
 //! - [`ops`]: health and readiness probes, Prometheus metrics, request ids, CORS, rate limits.
 
 pub mod app;
-pub mod config;
 pub mod decode;
 pub mod demo;
 pub mod entity;

@@ -155,7 +155,7 @@ async fn dataset_url(backend: Backend, name: &str, fresh: bool) -> anyhow::Resul
                 Backend::Postgres => format!("{srv}/postgres{query}"),
                 _ => format!("{srv}{query}"),
             };
-            let admin = tokenql::config::connect(&admin_url, 1)
+            let admin = tokenql::store::database::connect(&admin_url, 1)
                 .await
                 .with_context(|| format!("connecting to {srv}"))?;
             if fresh {
@@ -194,7 +194,7 @@ async fn dataset_url(backend: Backend, name: &str, fresh: bool) -> anyhow::Resul
 /// Rows, table and index bytes, and bytes per row of each table (the capacity plan of
 /// docs/SCALING.md is made from these).
 async fn print_sizes(url: &str, size: &str) -> anyhow::Result<()> {
-    let db = tokenql::config::connect(url, 2).await?;
+    let db = tokenql::store::database::connect(url, 2).await?;
     let mib = |b: i64| b as f64 / 1_048_576.0;
     println!(
         "[postgres {size}] storage: table, rows, table MiB, index MiB, bytes/row (table + indexes)"
@@ -225,7 +225,7 @@ async fn ensure_dataset(
     let name = format!("tq_scale_{size}");
     let label = format!("{} {size}", backend.name());
     let url = dataset_url(backend, &name, regenerate).await?;
-    let db = tokenql::config::connect(&url, 2).await?;
+    let db = tokenql::store::database::connect(&url, 2).await?;
     let stored = dataset::stored_marker(&db).await;
     if stored.as_deref() == Some(p.marker().as_str()) {
         println!("[{label}] dataset present ({url})");
@@ -239,7 +239,7 @@ async fn ensure_dataset(
         println!("[{label}] stored dataset has other parameters: regenerating");
     }
     let url = dataset_url(backend, &name, true).await?;
-    let db = tokenql::config::connect(&url, 2).await?;
+    let db = tokenql::store::database::connect(&url, 2).await?;
     migration::Migrator::up(&db, None).await?;
     println!("[{label}] loading {:?}", p);
     dataset::load(&db, p, &label).await?;
@@ -575,7 +575,7 @@ async fn run_dataset(args: &Args, backend: Backend, size: &str, url: &str) -> an
     let pid = server.pid();
 
     // A key without a rate limit, and the in-process twin that captures statements.
-    let mut db = tokenql::config::connect(url, args.db_pool).await?;
+    let mut db = tokenql::store::database::connect(url, args.db_pool).await?;
     let (_, key) = tokenql::keys::create_with_rate(
         &db,
         "scale-bench",
@@ -587,7 +587,7 @@ async fn run_dataset(args: &Args, backend: Backend, size: &str, url: &str) -> an
     .await?;
     let log: Arc<Mutex<Vec<Statement>>> = Arc::default();
     let sink = log.clone();
-    let mut cap_db = tokenql::config::connect(url, 4).await?;
+    let mut cap_db = tokenql::store::database::connect(url, 4).await?;
     cap_db.set_metric_callback(move |info| {
         if let Ok(mut v) = sink.lock() {
             v.push(info.statement.clone());

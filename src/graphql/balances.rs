@@ -5,10 +5,10 @@ use async_graphql::{Context, Object};
 
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, Primed, Related};
+use super::loaders::{selects, Primed};
 use super::scalars::Uint256;
 use super::token::{Token, CONTRACT_FIELDS};
-use crate::query::{self, QueryService, TokenBalanceQuery};
+use crate::query::{self, Include, QueryService, TokenBalanceQuery};
 
 /// The `TokenBalance` object.
 pub struct TokenBalance {
@@ -50,18 +50,15 @@ pub async fn balances(
     q: TokenBalanceQuery,
     after: Option<&str>,
 ) -> Result<Connection<TokenBalance>, GqlError> {
-    let page = service.token_balances(&q, after).await?;
     let node = ctx.look_ahead().field("edges").field("node");
-    let mut keys = Keys::default();
-    if node.field("balanceDecimal").exists() || selects(&node.field("token"), CONTRACT_FIELDS) {
-        keys.contracts = page
-            .edges
-            .iter()
-            .map(|e| ContractKey(e.node.contract))
-            .collect();
-    }
-    let primed = Primed::load(Related::new(service.clone(), q.chain), keys).await?;
-    Ok(Connection::from_page(page, |held| TokenBalance {
+    let wants = Include {
+        contracts: node.field("balanceDecimal").exists()
+            || selects(&node.field("token"), CONTRACT_FIELDS),
+        ..Include::NONE
+    };
+    let answer = service.token_balances(&q, after, wants).await?;
+    let primed = Primed::new(service, q.chain, answer.related);
+    Ok(Connection::from_page(answer.page, |held| TokenBalance {
         token: Token::new(q.chain, held.contract, primed.clone()),
         held,
     }))

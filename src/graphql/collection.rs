@@ -1,6 +1,7 @@
 //! One NFT collection: the `NftCollection` object (`nftCollection(...)`, and the `collection`
 //! of a token or of a wallet's collection), with its metadata, tokens, owners and moves.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_graphql::{Context, Object};
@@ -9,7 +10,7 @@ use super::collection_nfts::{self, CollectionNft};
 use super::connection::{nested_page_cost, Connection};
 use super::enums::{ContractType, Order, TokenIdFormat};
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, Primed, Related};
+use super::loaders::{contract_key, include, Primed};
 use super::nft::{self, Nft};
 use super::nft_transfer::{self, NftTransfer};
 use super::scalars::{Address, BlockNumber};
@@ -58,15 +59,12 @@ impl NftCollection {
         chain: Chain,
         address: types::Address,
     ) -> Result<Self, GqlError> {
-        let mut keys = Keys::default();
-        if selects(&ctx.look_ahead(), CONTRACT_FIELDS) {
-            keys.contracts.push(ContractKey(address));
-        }
-        let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
+        let wants = include(&ctx.look_ahead(), CONTRACT_FIELDS, &[], &[]);
+        let primed = Primed::load(service, chain, contract_key(address), wants).await?;
         Ok(Self::new(chain, address, None, primed))
     }
 
-    async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+    async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
         self.primed.contract(self.address).await
     }
 }
@@ -152,8 +150,14 @@ impl NftCollection {
             page_size: args::first(first)?,
         };
         let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
-        let page = service.nft_owners(&q, after).await?;
-        nft::holdings(ctx, service, self.chain, page, token_id_format.into()).await
+        let answer = service.nft_owners(&q, after, nft::wants(ctx)).await?;
+        Ok(nft::holdings(
+            ctx,
+            service,
+            self.chain,
+            answer,
+            token_id_format.into(),
+        ))
     }
 
     /// The collection's moves (mints and burns included), newest first unless `order: ASC`:

@@ -5,8 +5,8 @@ use async_graphql::{Context, MergedObject, Object};
 
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
-use super::loaders::{Keys, Primed, Related};
-use super::nft_fields::{Linked, NftFields};
+use super::loaders::Primed;
+use super::nft_fields::{wants, Linked, NftFields};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, CollectionNftsQuery, QueryService};
 use crate::types;
@@ -44,8 +44,8 @@ impl Holders {
     }
 }
 
-/// Runs `NftCollection.nfts`: one page from the query service, then the tokens' rows, metadata
-/// and media in one batch per kind, as the selection of `edges.node` needs.
+/// Runs `NftCollection.nfts`: one answer from the query service, with the tokens' rows,
+/// metadata and media the selection of `edges.node` shows.
 pub async fn resolve(
     ctx: &Context<'_>,
     service: &QueryService,
@@ -53,21 +53,11 @@ pub async fn resolve(
     after: Option<&str>,
     format: types::TokenIdFormat,
 ) -> Result<Connection<CollectionNft>, GqlError> {
-    let page = service.collection_nfts(&q, after).await?;
     let node = ctx.look_ahead().field("edges").field("node");
-    let tokens: Vec<_> = page
-        .edges
-        .iter()
-        .map(|e| {
-            let h = &e.node;
-            (h.contract, h.token_id, h.contract_type.is_multi_token())
-        })
-        .collect();
-    let mut keys = Keys::default();
-    Linked::want(&node, &tokens, &mut keys);
-    let primed = Primed::load(Related::new(service.clone(), q.chain), keys).await?;
-    let linked = Linked::load(ctx, service, q.chain, format, primed, &node, tokens).await?;
-    Ok(Connection::from_page(page, |held| {
+    let answer = service.collection_nfts(&q, after, wants(&node)).await?;
+    let primed = Primed::new(service, q.chain, answer.related);
+    let linked = Linked::new(ctx, q.chain, format, primed);
+    Ok(Connection::from_page(answer.page, |held| {
         let fields = linked.fields(
             held.contract,
             held.token_id,

@@ -1,27 +1,23 @@
-//! DataLoaders for related data: contract metadata, NFT token rows, address labels.
+//! The related rows of a page's nodes ([`Primed`]): what the query service's answer carries.
 //!
-//! Every connection gets its own [`Related`] (one chain, one cache), shared by its nodes. Node
-//! fields call [`Related::contract`], [`Related::token`] and [`Related::label`]; the DataLoader
-//! gathers the keys of concurrent calls into one batch, i.e. one statement of the query service
-//! ([`QueryService::contracts`], [`QueryService::tokens`], [`QueryService::labels`]) per kind.
+//! A connection resolver reads the selection first, asks the query service its question with
+//! the kinds of related rows the selection shows ([`include`]), and hands the
+//! answer's rows to its nodes, whose fields read them from memory: a page costs a constant
+//! number of statements, whatever its size, and no field waits on a loader.
 //!
-//! Batching by time alone (a loader's batching window) could split a large page into several
-//! batches on a slow machine, so the connection resolver *primes* the loader instead: it loads the
-//! keys of the whole page for every kind of related data its selection needs, in one call per
-//! kind, before the nodes are resolved, and shares the rows with its nodes, so that
-//! the hundreds of node fields of a page read them without going through the loader
-//! ([`Primed`]). Absent rows are cached as `None`, so an unlabelled address is not fetched
-//! twice. A page therefore costs a constant number of statements, whatever its size.
+//! A row the answer did not read (an object reached past the page, or a selection the look-ahead
+//! did not see) is asked of a caching DataLoader ([`Lookups`]), which gathers the keys of
+//! concurrent calls into one statement per kind.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_graphql::dataloader::{DataLoader, HashMapCache, Loader};
-use async_graphql::futures_util::future::try_join3;
 use async_graphql::Lookahead;
 
 use super::error::GqlError;
-use crate::query::{ContractInfo, QueryService, TokenInfo};
+use crate::query::{self, ContractInfo, Include, MediaInfo, QueryService, RelatedKeys, TokenInfo};
 use crate::types::{Address, Chain, Uint256};
 
 /// Key of a contract's metadata.
@@ -97,117 +93,119 @@ impl Loader<LabelKey> for RelatedLoader {
     }
 }
 
-/// The related data of one connection: a caching DataLoader over one chain.
-pub struct Related {
+/// Rows looked up past a page: a caching DataLoader over one chain.
+pub struct Lookups {
     loader: DataLoader<RelatedLoader, HashMapCache>,
 }
 
-impl Related {
-    pub fn new(service: QueryService, chain: Chain) -> Arc<Self> {
-        Arc::new(Self {
-            // No batching window: the connection resolver primes the whole page in one call
-            // per kind, so waiting (the loader's default 1 ms) would only add latency.
+impl Lookups {
+    fn new(service: QueryService, chain: Chain) -> Self {
+        Self {
             loader: DataLoader::with_cache(
                 RelatedLoader { service, chain },
                 tokio::spawn,
                 HashMapCache::default(),
-            )
-            .delay(std::time::Duration::ZERO),
-        })
-    }
-
-    /// Metadata of a contract; `None` when unknown.
-    pub async fn contract(&self, a: Address) -> Result<Option<Arc<ContractInfo>>, GqlError> {
-        Ok(self.loader.load_one(ContractKey(a)).await?.flatten())
-    }
-
-    /// The token row of an NFT; `None` when unknown.
-    pub async fn token(&self, a: Address, t: Uint256) -> Result<Option<Arc<TokenInfo>>, GqlError> {
-        Ok(self.loader.load_one(TokenKey(a, t)).await?.flatten())
-    }
-
-    /// The label of an address; `None` when unlabelled.
-    pub async fn label(&self, a: Address) -> Result<Option<Arc<String>>, GqlError> {
-        Ok(self.loader.load_one(LabelKey(a)).await?.flatten())
-    }
-
-    /// Loads these keys in one batch (cached for later calls), and returns what it found, so
-    /// that a connection can hand each node its related rows directly.
-    pub async fn prime<K>(
-        &self,
-        keys: impl IntoIterator<Item = K>,
-    ) -> Result<HashMap<K, <RelatedLoader as Loader<K>>::Value>, GqlError>
-    where
-        K: Send + Sync + std::hash::Hash + Eq + Clone + 'static,
-        RelatedLoader: Loader<K, Error = GqlError>,
-    {
-        self.loader.load_many(keys).await
+            ),
+        }
     }
 }
 
-/// The keys of the related rows a page needs, by kind (a kind whose fields are not selected
-/// stays empty, and costs nothing).
-#[derive(Debug, Default)]
-pub struct Keys {
-    pub contracts: Vec<ContractKey>,
-    pub tokens: Vec<TokenKey>,
-    pub labels: Vec<LabelKey>,
-}
-
-/// The related rows a page loaded for its nodes, one batch per kind, shared by the nodes. A row
-/// the page did not load is asked of the loader (and its cache).
+/// The related rows of a page, shared by its nodes (and by the objects reached from them).
 pub struct Primed {
-    related: Arc<Related>,
-    contracts: HashMap<ContractKey, Option<Arc<ContractInfo>>>,
-    tokens: HashMap<TokenKey, Option<Arc<TokenInfo>>>,
-    labels: HashMap<LabelKey, Option<Arc<String>>>,
+    rows: query::Related,
+    lookups: Lookups,
 }
 
 impl Primed {
-    /// Loads `keys`, one statement per kind that has any.
-    pub async fn load(related: Arc<Related>, keys: Keys) -> Result<Arc<Self>, GqlError> {
-        let (contracts, tokens, labels) = try_join3(
-            related.prime(keys.contracts),
-            related.prime(keys.tokens),
-            related.prime(keys.labels),
-        )
-        .await?;
-        Ok(Arc::new(Self {
-            related,
-            contracts,
-            tokens,
-            labels,
-        }))
+    /// The rows an answer carries.
+    pub fn new(service: &QueryService, chain: Chain, rows: query::Related) -> Arc<Self> {
+        Arc::new(Self {
+            rows,
+            lookups: Lookups::new(service.clone(), chain),
+        })
+    }
+
+    /// Reads the rows `include` asks for of `keys` (for an object that is not a page): one
+    /// statement per kind.
+    pub async fn load(
+        service: &QueryService,
+        chain: Chain,
+        keys: RelatedKeys,
+        include: Include,
+    ) -> Result<Arc<Self>, GqlError> {
+        let rows = service.related(chain, keys, include).await?;
+        Ok(Self::new(service, chain, rows))
     }
 
     /// Metadata of a contract; `None` when unknown.
-    pub async fn contract(&self, a: Address) -> Result<Option<Arc<ContractInfo>>, GqlError> {
-        match self.contracts.get(&ContractKey(a)) {
-            Some(c) => Ok(c.clone()),
-            None => self.related.contract(a).await,
+    pub async fn contract(&self, a: Address) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
+        if let Some(row) = self.rows.contract_read(a) {
+            return Ok(row.map(Cow::Borrowed));
         }
+        let row = self
+            .lookups
+            .loader
+            .load_one(ContractKey(a))
+            .await?
+            .flatten();
+        Ok(row.map(|r| Cow::Owned((*r).clone())))
     }
 
     /// The token row of an NFT; `None` when unknown.
-    pub async fn token(&self, a: Address, t: Uint256) -> Result<Option<Arc<TokenInfo>>, GqlError> {
-        match self.tokens.get(&TokenKey(a, t)) {
-            Some(row) => Ok(row.clone()),
-            None => self.related.token(a, t).await,
+    pub async fn token(
+        &self,
+        a: Address,
+        t: Uint256,
+    ) -> Result<Option<Cow<'_, TokenInfo>>, GqlError> {
+        if let Some(row) = self.rows.token_read(a, t) {
+            return Ok(row.map(Cow::Borrowed));
         }
+        let row = self
+            .lookups
+            .loader
+            .load_one(TokenKey(a, t))
+            .await?
+            .flatten();
+        Ok(row.map(|r| Cow::Owned((*r).clone())))
     }
 
     /// The label of an address, as text; `None` when unlabelled.
     pub async fn label(&self, a: Address) -> Result<Option<String>, GqlError> {
-        let l = match self.labels.get(&LabelKey(a)) {
-            Some(l) => l.clone(),
-            None => self.related.label(a).await?,
-        };
-        Ok(l.map(|l| l.as_str().to_string()))
+        if let Some(label) = self.rows.label_read(a) {
+            return Ok(label.map(str::to_string));
+        }
+        let label = self.lookups.loader.load_one(LabelKey(a)).await?.flatten();
+        Ok(label.map(|l| l.as_str().to_string()))
     }
 
-    /// The loader behind it, for objects reached from this page's nodes.
-    pub fn related(&self) -> &Arc<Related> {
-        &self.related
+    /// The preview media of an NFT, when its page read them and its metadata is fetched.
+    pub fn media(&self, a: Address, t: Uint256) -> Option<&MediaInfo> {
+        self.rows.media(a, t)
+    }
+}
+
+/// The keys of one contract's rows.
+pub fn contract_key(address: Address) -> RelatedKeys {
+    RelatedKeys {
+        contracts: vec![address],
+        ..RelatedKeys::default()
+    }
+}
+
+/// The kinds of related rows `look` (a node's selection) shows: contracts when it selects any
+/// of `contract_fields`, token rows for `token_fields`, labels for `label_fields`, media for
+/// `media`.
+pub fn include(
+    look: &Lookahead<'_>,
+    contract_fields: &[&str],
+    token_fields: &[&str],
+    label_fields: &[&str],
+) -> Include {
+    Include {
+        contracts: selects(look, contract_fields),
+        tokens: selects(look, token_fields),
+        labels: selects(look, label_fields),
+        media: look.field("media").exists(),
     }
 }
 

@@ -1,17 +1,14 @@
 //! `Nft.media` and `NftToken.media`: preview media of an NFT's image, the GraphQL face of
-//! [`crate::query::MediaInfo`] (the same data as REST's `media`, in camelCase), and
-//! [`page_media`], which reads them for a whole page at once.
+//! [`crate::query::MediaInfo`] (the same data as REST's `media`, in camelCase); the query
+//! service reads them with the page that shows them.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_graphql::{Context, Enum, Object, SimpleObject};
 
-use super::error::GqlError;
-use super::loaders::Primed;
-use crate::query::{MediaInfo, MediaPreview, MediaSource, QueryService};
+use crate::query::{MediaInfo, MediaPreview};
+use crate::types::iso8601_ms;
 use crate::types::media::{self, PreviewSize};
-use crate::types::{iso8601_ms, Address, Uint256};
 
 /// The base URL of preview links for one request (`--public-url`, else `http://{Host}`), put
 /// into the request's data by [`super::http`].
@@ -24,27 +21,6 @@ pub fn base(ctx: &Context<'_>) -> Arc<str> {
         .map(|b| b.0.as_str())
         .unwrap_or_default()
         .into()
-}
-
-/// The preview media of a page's tokens, `(contract, token id, whether ERC1155)`, in one batch
-/// of [`QueryService::media`], from the token rows the page primed.
-pub async fn page_media(
-    service: &QueryService,
-    primed: &Primed,
-    tokens: impl IntoIterator<Item = (Address, Uint256, bool)>,
-) -> Result<HashMap<(Address, Uint256), MediaInfo>, GqlError> {
-    let mut sources = Vec::new();
-    for (contract, token_id, erc1155) in tokens {
-        let row = primed.token(contract, token_id).await?;
-        let source = MediaSource {
-            token_id,
-            erc1155,
-            metadata: row.as_ref().and_then(|t| t.metadata.clone()),
-            metadata_synced_at: row.as_ref().and_then(|t| t.last_metadata_sync),
-        };
-        sources.push(((contract, token_id), source));
-    }
-    Ok(service.media(sources).await?)
 }
 
 /// Where the previews of an image stand.

@@ -2,6 +2,7 @@
 //! `Wallet.nfts`), and the holdings page builder shared with the owners connections
 //! ([`holdings`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_graphql::{Context, Object};
@@ -9,10 +10,10 @@ use async_graphql::{Context, Object};
 use super::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, Primed, Related, TokenKey};
+use super::loaders::{include, Primed};
 use super::media::{self, NftMedia};
 use super::scalars::{Address, BlockNumber, Uint256};
-use crate::query::{ContractInfo, MediaInfo, NftHolding, NftQuery, Page, QueryService, TokenInfo};
+use crate::query::{Answer, ContractInfo, Include, NftHolding, NftQuery, QueryService, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
 
 /// The `NftConnection` object: a wallet's NFTs, with their count.
@@ -62,8 +63,8 @@ pub struct Nft {
     chain: Chain,
     format: types::TokenIdFormat,
     primed: Arc<Primed>,
-    /// Its preview media, when selected and its metadata is fetched; and the links' base.
-    media: Option<(MediaInfo, Arc<str>)>,
+    /// The base of preview links.
+    base: Arc<str>,
 }
 
 impl Listed for Nft {
@@ -72,11 +73,11 @@ impl Listed for Nft {
 }
 
 impl Nft {
-    async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+    async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
         self.primed.contract(self.holding.contract).await
     }
 
-    async fn token(&self) -> Result<Option<Arc<TokenInfo>>, GqlError> {
+    async fn token(&self) -> Result<Option<Cow<'_, TokenInfo>>, GqlError> {
         self.primed
             .token(self.holding.contract, self.holding.token_id)
             .await
@@ -188,9 +189,9 @@ impl Nft {
     /// 500 px PNG previews. The first request for an image queues it (`PROCESSING`); `null`
     /// while the token's metadata is not fetched.
     async fn media(&self) -> Option<NftMedia> {
-        self.media
-            .as_ref()
-            .map(|(info, base)| NftMedia::new(info.clone(), base))
+        let h = &self.holding;
+        let info = self.primed.media(h.contract, h.token_id)?;
+        Some(NftMedia::new(info.clone(), &self.base))
     }
 }
 
@@ -207,57 +208,33 @@ pub const TOKEN_FIELDS: &[&str] = &[
     "media",
 ];
 
-/// The connection of a page of holdings (`nftsByWallet`, `Wallet.nfts`, the owners lists): one
-/// batch per kind of related data the selection of `edges.node` needs, and one of media.
-pub async fn holdings(
+/// The related rows the selection of a holdings connection's `edges.node` shows.
+pub fn wants(ctx: &Context<'_>) -> Include {
+    let node = ctx.look_ahead().field("edges").field("node");
+    include(&node, CONTRACT_FIELDS, TOKEN_FIELDS, &[])
+}
+
+/// The connection of an answer of holdings (`nftsByWallet`, `Wallet.nfts`, the owners lists),
+/// asked with [`wants`]: its nodes read the answer's rows.
+pub fn holdings(
     ctx: &Context<'_>,
     service: &QueryService,
     chain: Chain,
-    page: Page<NftHolding>,
+    answer: Answer<NftHolding>,
     format: types::TokenIdFormat,
-) -> Result<Connection<Nft>, GqlError> {
-    let node = ctx.look_ahead().field("edges").field("node");
-    let mut keys = Keys::default();
-    if selects(&node, CONTRACT_FIELDS) {
-        keys.contracts = page
-            .edges
-            .iter()
-            .map(|e| ContractKey(e.node.contract))
-            .collect();
-    }
-    if selects(&node, TOKEN_FIELDS) {
-        keys.tokens = page
-            .edges
-            .iter()
-            .map(|e| TokenKey(e.node.contract, e.node.token_id))
-            .collect();
-    }
-    let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
-    let mut media = std::collections::HashMap::new();
-    if node.field("media").exists() {
-        let tokens: Vec<_> = page
-            .edges
-            .iter()
-            .map(|e| {
-                let h = &e.node;
-                (h.contract, h.token_id, h.contract_type.is_multi_token())
-            })
-            .collect();
-        media = media::page_media(service, &primed, tokens).await?;
-    }
+) -> Connection<Nft> {
+    let primed = Primed::new(service, chain, answer.related);
     let base = media::base(ctx);
-    Ok(Connection::from_page(page, |holding| Nft {
-        media: media
-            .get(&(holding.contract, holding.token_id))
-            .map(|m| (m.clone(), base.clone())),
+    Connection::from_page(answer.page, |holding| Nft {
         holding,
         chain,
         format,
         primed: primed.clone(),
-    }))
+        base: base.clone(),
+    })
 }
 
-/// Runs `nftsByWallet` (and `Wallet.nfts`): one page from the query service, then
+/// Runs `nftsByWallet` (and `Wallet.nfts`): one answer from the query service, then
 /// [`holdings`]. `q.with_total` is set here, from the selection.
 pub async fn resolve(
     ctx: &Context<'_>,
@@ -267,8 +244,8 @@ pub async fn resolve(
     format: types::TokenIdFormat,
 ) -> Result<NftConnection, GqlError> {
     q.with_total = ctx.look_ahead().field("totalCount").exists();
-    let page = service.nfts_by_wallet(&q, after).await?;
-    let total = page.total;
-    let inner = holdings(ctx, service, q.chain, page, format).await?;
+    let answer = service.nfts_by_wallet(&q, after, wants(ctx)).await?;
+    let total = answer.page.total;
+    let inner = holdings(ctx, service, q.chain, answer, format);
     Ok(NftConnection { inner, total })
 }

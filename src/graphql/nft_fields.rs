@@ -1,29 +1,27 @@
 //! The fields of one NFT (a token id of a collection), whoever holds it: its metadata, preview
 //! media, collection name and flags ([`NftFields`]), part of `NftToken` and of `CollectionNft`;
-//! and [`Linked`], what the tokens of one page share, loaded in one batch per kind as the
-//! selection needs it.
+//! and [`Linked`], what the tokens of one page share: the rows their answer carries.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_graphql::{Context, Lookahead, Object};
 
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, Primed, TokenKey};
+use super::loaders::{include, Primed};
 use super::media::{self, NftMedia};
 use super::nft::TOKEN_FIELDS;
 use super::scalars::{Address, BlockNumber};
-use crate::query::{token_hash, ContractInfo, MediaInfo, QueryService, TokenInfo};
+use crate::query::{token_hash, ContractInfo, Include, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
 
 /// What the tokens of one page (or one `nft(...)`) share: their chain, id format, related rows
-/// and preview media, loaded in one batch per kind.
+/// (read with the page, as [`wants`] asked) and the base of preview links.
 pub struct Linked {
     pub chain: Chain,
     pub format: types::TokenIdFormat,
     pub primed: Arc<Primed>,
-    media: HashMap<(types::Address, types::Uint256), MediaInfo>,
     base: Arc<str>,
 }
 
@@ -36,44 +34,25 @@ const CONTRACT_FIELDS: &[&str] = &[
     "verifiedCollection",
 ];
 
-/// A token of the page: (contract, token id, whether ERC1155).
-pub type Moved = (types::Address, types::Uint256, bool);
+/// The related rows `look` (a selection of [`NftFields`]) shows.
+pub fn wants(look: &Lookahead<'_>) -> Include {
+    include(look, CONTRACT_FIELDS, TOKEN_FIELDS, &[])
+}
 
 impl Linked {
-    /// Adds to `keys` the rows that `look` (a selection of [`NftFields`]) needs for `tokens`.
-    pub fn want(look: &Lookahead<'_>, tokens: &[Moved], keys: &mut Keys) {
-        if selects(look, CONTRACT_FIELDS) {
-            keys.contracts
-                .extend(tokens.iter().map(|t| ContractKey(t.0)));
-        }
-        if selects(look, TOKEN_FIELDS) {
-            keys.tokens
-                .extend(tokens.iter().map(|t| TokenKey(t.0, t.1)));
-        }
-    }
-
-    /// The tokens' shared data, with their media in one batch when `look` selects it.
-    pub async fn load(
+    /// The tokens' shared data: `primed` holds their rows.
+    pub fn new(
         ctx: &Context<'_>,
-        service: &QueryService,
         chain: Chain,
         format: types::TokenIdFormat,
         primed: Arc<Primed>,
-        look: &Lookahead<'_>,
-        tokens: Vec<Moved>,
-    ) -> Result<Arc<Self>, GqlError> {
-        let media = if look.field("media").exists() {
-            media::page_media(service, &primed, tokens).await?
-        } else {
-            HashMap::new()
-        };
-        Ok(Arc::new(Self {
+    ) -> Arc<Self> {
+        Arc::new(Self {
             chain,
             format,
             primed,
-            media,
             base: media::base(ctx),
-        }))
+        })
     }
 
     /// The fields of one token: `contract_type` when the record it belongs to knows it.
@@ -93,7 +72,7 @@ impl Linked {
 
     /// The preview media of one token, when its page selected and has them.
     fn media(&self, contract: types::Address, token_id: types::Uint256) -> Option<NftMedia> {
-        let m = self.media.get(&(contract, token_id))?;
+        let m = self.primed.media(contract, token_id)?;
         Some(NftMedia::new(m.clone(), &self.base))
     }
 }
@@ -107,11 +86,11 @@ pub struct NftFields {
 }
 
 impl NftFields {
-    async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+    async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
         self.linked.primed.contract(self.contract).await
     }
 
-    async fn row(&self) -> Result<Option<Arc<TokenInfo>>, GqlError> {
+    async fn row(&self) -> Result<Option<Cow<'_, TokenInfo>>, GqlError> {
         self.linked.primed.token(self.contract, self.token_id).await
     }
 }

@@ -9,13 +9,13 @@ use super::collection::{NftCollection, CONTRACT_FIELDS as COLLECTION_FIELDS};
 use super::connection::{page_cost, Connection};
 use super::enums::Order;
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, Primed, Related};
+use super::loaders::{selects, Primed};
 use super::nft::{self as holdings, Nft};
-use super::nft_fields::{Linked, NftFields};
+use super::nft_fields::{self, Linked, NftFields};
 use super::nft_transfer::{self, NftTransfer};
 use super::scalars::BlockNumber;
 use super::{args, service};
-use crate::query::QueryService;
+use crate::query::{QueryService, RelatedKeys};
 use crate::types::{self, Chain};
 
 /// One NFT (a token id of a collection), whoever holds it: its metadata, its preview media, its
@@ -35,31 +35,29 @@ impl NftToken {
         format: types::TokenIdFormat,
     ) -> Result<Self, GqlError> {
         let look = ctx.look_ahead();
-        let mut keys = Keys::default();
-        Linked::want(&look, &[(contract, token_id, false)], &mut keys);
-        let media = look.field("media").exists();
+        let mut wants = nft_fields::wants(&look);
+        let media = std::mem::take(&mut wants.media);
         // The collection's metadata; and its standard, which decides whether `{id}` in an
-        // image URL is the token id.
-        if media || selects(&look.field("collection"), COLLECTION_FIELDS) {
-            keys.contracts.push(ContractKey(contract));
-        }
-        let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
-        let standard = match media {
-            true => primed
-                .contract(contract)
-                .await?
-                .and_then(|c| c.standard.clone()),
-            false => None,
+        // image URL is the token id (media reads the token row's metadata).
+        wants.contracts |= media || selects(&look.field("collection"), COLLECTION_FIELDS);
+        wants.tokens |= media;
+        let keys = RelatedKeys {
+            contracts: vec![contract],
+            nfts: vec![(contract, token_id, false)],
+            wallets: Vec::new(),
         };
-        let tokens = vec![(
-            contract,
-            token_id,
-            standard
-                .as_deref()
+        let mut rows = service.related(chain, keys, wants).await?;
+        if media {
+            let erc1155 = rows
+                .contract(contract)
+                .and_then(|c| c.standard.as_deref())
                 .and_then(|s| types::TokenStandard::parse(s).ok())
-                .is_some_and(types::TokenStandard::is_multi_token),
-        )];
-        let linked = Linked::load(ctx, service, chain, format, primed, &look, tokens).await?;
+                .is_some_and(types::TokenStandard::is_multi_token);
+            service
+                .read_media(&mut rows, &[(contract, token_id, erc1155)])
+                .await?;
+        }
+        let linked = Linked::new(ctx, chain, format, Primed::new(service, chain, rows));
         let links = NftLinks {
             contract,
             token_id,
@@ -107,10 +105,15 @@ impl NftLinks {
             page_size: args::first(first)?,
         };
         let service = service(ctx)?;
-        let page = service
-            .nft_owners(&q, args::after(after.as_deref())?)
-            .await?;
-        holdings::holdings(ctx, service, q.chain, page, self.linked.format).await
+        let after = args::after(after.as_deref())?;
+        let answer = service.nft_owners(&q, after, holdings::wants(ctx)).await?;
+        Ok(holdings::holdings(
+            ctx,
+            service,
+            q.chain,
+            answer,
+            self.linked.format,
+        ))
     }
 
     /// The token's moves (mints and burns included), newest first unless `order: ASC`: by

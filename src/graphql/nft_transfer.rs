@@ -1,6 +1,7 @@
 //! NFT moves: the `NftTransfer` node of `Wallet.nftTransfers`, `NftCollection.transfers` and
 //! `NftToken.transfers`, and the page builder they share ([`resolve`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_graphql::{Context, Object};
@@ -8,7 +9,7 @@ use async_graphql::{Context, Object};
 use super::connection::{Connection, Listed};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, LabelKey, Primed, Related};
+use super::loaders::{include, Primed};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, NftTransferQuery, QueryService};
 use crate::types::{self, iso8601_secs};
@@ -21,7 +22,7 @@ pub struct NftTransfer {
 }
 
 impl NftTransfer {
-    async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+    async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
         self.primed.contract(self.transfer.contract).await
     }
 }
@@ -144,8 +145,8 @@ impl NftTransfer {
 /// Node fields answered from the collection's metadata.
 const CONTRACT_FIELDS: &[&str] = &["name", "symbol", "possibleSpam", "verifiedCollection"];
 
-/// Runs a list of NFT moves (`token_id`: one token's only): one page from the query service,
-/// then one batch per kind of related data the selection of `edges.node` needs.
+/// Runs a list of NFT moves (`token_id`: one token's only): one answer from the query service,
+/// with the related rows the selection of `edges.node` shows.
 pub async fn resolve(
     ctx: &Context<'_>,
     service: &QueryService,
@@ -154,29 +155,19 @@ pub async fn resolve(
     after: Option<&str>,
     format: types::TokenIdFormat,
 ) -> Result<Connection<NftTransfer>, GqlError> {
-    let page = match token_id {
-        None => service.nft_transfers(&q, after).await?,
-        Some(t) => service.token_nft_transfers(&q, t, after).await?,
-    };
     let node = ctx.look_ahead().field("edges").field("node");
-    let mut keys = Keys::default();
-    if selects(&node, CONTRACT_FIELDS) {
-        keys.contracts = page
-            .edges
-            .iter()
-            .map(|e| ContractKey(e.node.contract))
-            .collect();
-    }
-    if node.field("fromWalletLabel").exists() {
-        keys.labels
-            .extend(page.edges.iter().map(|e| LabelKey(e.node.from)));
-    }
-    if node.field("toWalletLabel").exists() {
-        keys.labels
-            .extend(page.edges.iter().map(|e| LabelKey(e.node.to)));
-    }
-    let primed = Primed::load(Related::new(service.clone(), q.chain), keys).await?;
-    Ok(Connection::from_page(page, |transfer| NftTransfer {
+    let wants = include(
+        &node,
+        CONTRACT_FIELDS,
+        &[],
+        &["fromWalletLabel", "toWalletLabel"],
+    );
+    let answer = match token_id {
+        None => service.nft_transfers(&q, after, wants).await?,
+        Some(t) => service.token_nft_transfers(&q, t, after, wants).await?,
+    };
+    let primed = Primed::new(service, q.chain, answer.related);
+    Ok(Connection::from_page(answer.page, |transfer| NftTransfer {
         transfer,
         format,
         primed: primed.clone(),

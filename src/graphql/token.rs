@@ -1,6 +1,7 @@
 //! One ERC20 token: the `Token` object (`token(...)`, and the `token` of a balance), with its
 //! metadata and transfers.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_graphql::{Context, Object};
@@ -8,7 +9,7 @@ use async_graphql::{Context, Object};
 use super::connection::{nested_page_cost, Connection};
 use super::enums::Order;
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, Primed, Related};
+use super::loaders::{contract_key, include, Primed};
 use super::scalars::{Address, BlockNumber};
 use super::transfer::{self, Erc20Transfer};
 use super::{args, service};
@@ -40,11 +41,8 @@ impl Token {
         chain: Chain,
         address: types::Address,
     ) -> Result<Self, GqlError> {
-        let mut keys = Keys::default();
-        if selects(&ctx.look_ahead(), CONTRACT_FIELDS) {
-            keys.contracts.push(ContractKey(address));
-        }
-        let primed = Primed::load(Related::new(service.clone(), chain), keys).await?;
+        let wants = include(&ctx.look_ahead(), CONTRACT_FIELDS, &[], &[]);
+        let primed = Primed::load(service, chain, contract_key(address), wants).await?;
         Ok(Self::new(chain, address, primed))
     }
 
@@ -58,7 +56,7 @@ impl Token {
     }
 
     /// The token's metadata, when known.
-    pub async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+    pub async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
         self.primed.contract(self.address).await
     }
 }

@@ -1,13 +1,14 @@
 //! ERC20 transfers: the `Erc20Transfer` node of `erc20Transfers`, `Wallet.erc20Transfers` and
 //! `Token.transfers`, and the page builder they share ([`resolve`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, LabelKey, Primed, Related};
+use super::loaders::{include, Primed};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, QueryService, TransferQuery};
 use crate::types::iso8601_secs;
@@ -24,7 +25,7 @@ impl Listed for Erc20Transfer {
 }
 
 impl Erc20Transfer {
-    async fn contract(&self) -> Result<Option<Arc<ContractInfo>>, GqlError> {
+    async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
         self.primed.contract(self.transfer.contract).await
     }
 }
@@ -149,35 +150,27 @@ const CONTRACT_FIELDS: &[&str] = &[
     "verifiedCollection",
 ];
 
-/// Runs a list of ERC20 transfers: one page from the query service, then one batch per kind of
-/// related data the selection of `edges.node` needs.
+/// Runs a list of ERC20 transfers: one answer from the query service, with the related rows the
+/// selection of `edges.node` shows.
 pub async fn resolve(
     ctx: &Context<'_>,
     service: &QueryService,
     q: TransferQuery,
     after: Option<&str>,
 ) -> Result<Connection<Erc20Transfer>, GqlError> {
-    let page = service.erc20_transfers(&q, after).await?;
     let node = ctx.look_ahead().field("edges").field("node");
-    let mut keys = Keys::default();
-    if selects(&node, CONTRACT_FIELDS) {
-        keys.contracts = page
-            .edges
-            .iter()
-            .map(|e| ContractKey(e.node.contract))
-            .collect();
-    }
-    if node.field("fromWalletLabel").exists() {
-        keys.labels
-            .extend(page.edges.iter().map(|e| LabelKey(e.node.from)));
-    }
-    if node.field("toWalletLabel").exists() {
-        keys.labels
-            .extend(page.edges.iter().map(|e| LabelKey(e.node.to)));
-    }
-    let primed = Primed::load(Related::new(service.clone(), q.chain), keys).await?;
-    Ok(Connection::from_page(page, |transfer| Erc20Transfer {
-        transfer,
-        primed: primed.clone(),
+    let wants = include(
+        &node,
+        CONTRACT_FIELDS,
+        &[],
+        &["fromWalletLabel", "toWalletLabel"],
+    );
+    let answer = service.erc20_transfers(&q, after, wants).await?;
+    let primed = Primed::new(service, q.chain, answer.related);
+    Ok(Connection::from_page(answer.page, |transfer| {
+        Erc20Transfer {
+            transfer,
+            primed: primed.clone(),
+        }
     }))
 }

@@ -8,7 +8,7 @@ use async_graphql::{Context, Object};
 use super::collection::{NftCollection, CONTRACT_FIELDS};
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
-use super::loaders::{selects, ContractKey, Keys, Primed, Related};
+use super::loaders::{include, Primed};
 use crate::query::{self, QueryService, WalletCollectionsQuery};
 use crate::types::Chain;
 
@@ -50,26 +50,21 @@ pub async fn wallet_collections(
     q: WalletCollectionsQuery,
     after: Option<&str>,
 ) -> Result<Connection<WalletCollection>, GqlError> {
-    let page = service.wallet_collections(&q, after).await?;
     let look = ctx
         .look_ahead()
         .field("edges")
         .field("node")
         .field("collection");
-    let mut keys = Keys::default();
-    if selects(&look, CONTRACT_FIELDS) {
-        keys.contracts = page
-            .edges
-            .iter()
-            .map(|e| ContractKey(e.node.contract))
-            .collect();
-    }
-    let primed = Primed::load(Related::new(service.clone(), q.chain), keys).await?;
-    let synced = page.status == query::SyncStatus::Synced;
-    Ok(Connection::from_page(page, |held| WalletCollection {
-        held,
-        synced,
-        primed: primed.clone(),
-        chain: q.chain,
+    let wants = include(&look, CONTRACT_FIELDS, &[], &[]);
+    let answer = service.wallet_collections(&q, after, wants).await?;
+    let primed = Primed::new(service, q.chain, answer.related);
+    let synced = answer.page.status == query::SyncStatus::Synced;
+    Ok(Connection::from_page(answer.page, |held| {
+        WalletCollection {
+            held,
+            synced,
+            primed: primed.clone(),
+            chain: q.chain,
+        }
     }))
 }

@@ -203,118 +203,11 @@ async fn fetch_range(
     })
 }
 
-/// Runs one chain until stopped or failed. With a `fence`, every batch is written only while
-/// this process holds the chain's lease. The chain's history and eth_call workers run beside
-/// the follower and stop with it.
-pub async fn run_chain(
-    db: DatabaseConnection,
-    cfg: ChainConfig,
-    mut stop: watch::Receiver<bool>,
-    fence: Option<Fence>,
-) -> Result<(), IndexerError> {
-    let chain = cfg.chain;
-    let Some((rpc, head)) = connect(&cfg, &mut stop).await? else {
-        return Ok(());
-    };
-    let Some(start) = start_block(&db, &cfg, head, &mut stop).await else {
-        return Ok(());
-    };
-    tracing::info!(%chain, start, head, endpoint = %cfg.rpc_url, "following chain");
-
-    let history = tokio::spawn(super::history::run(
-        db.clone(),
-        cfg.clone(),
-        rpc.clone(),
-        start,
-        stop.clone(),
-    ));
-    let metadata = tokio::spawn(super::contract_reads::run(
-        db.clone(),
-        chain,
-        rpc.clone(),
-        stop.clone(),
-    ));
-    let f = Follower {
-        plan: RangePlan::new(&cfg),
-        ahead: None,
-        progress: Progress::new(chain),
-        db,
-        cfg,
-        rpc,
-        start,
-        fence,
-    };
-    let result = follow(f, stop).await;
-    if result.is_err() {
-        // The chain stopped on its own: its workers stop with it (their writes are
-        // transactional, so aborting them loses nothing).
-        history.abort();
-        metadata.abort();
-    }
-    let _ = history.await;
-    let _ = metadata.await;
-    result
-}
-
-/// The chain's RPC client and head, once the endpoint answers; an endpoint serving another
-/// chain is refused, one that is down waited for. `None` when stopped first.
-async fn connect(
-    cfg: &ChainConfig,
-    stop: &mut watch::Receiver<bool>,
-) -> Result<Option<(Rpc, u64)>, IndexerError> {
-    let chain = cfg.chain;
-    let failed = |e: &dyn std::fmt::Display| IndexerError::Rpc {
-        chain: chain.to_string(),
-        message: e.to_string(),
-    };
-    let rpc = Rpc::new(&cfg.rpc_url, cfg.request_timeout, cfg.retry).map_err(|e| failed(&e))?;
-    let (id, head) = loop {
-        match async { Ok::<_, RpcFailure>((rpc.chain_id().await?, rpc.block_number().await?)) }
-            .await
-        {
-            Ok(v) => break v,
-            Err(RpcFailure::Transient(e)) => {
-                tracing::warn!(%chain, error = %e, "RPC endpoint unavailable; waiting");
-                if pause(stop, Duration::from_secs(2)).await {
-                    return Ok(None);
-                }
-            }
-            Err(e) => return Err(failed(&e)),
-        }
-    };
-    if id != chain.id() {
-        return Err(IndexerError::WrongChain {
-            chain: chain.to_string(),
-            expected: chain.id(),
-            actual: id,
-        });
-    }
-    Ok(Some((rpc, head)))
-}
-
-/// The live start block, waiting for the database while it is unavailable; `None` when
-/// stopped first.
-async fn start_block(
-    db: &DatabaseConnection,
-    cfg: &ChainConfig,
-    head: u64,
-    stop: &mut watch::Receiver<bool>,
-) -> Option<u64> {
-    loop {
-        match init_checkpoint(db, cfg, head).await {
-            Ok(s) => return Some(s),
-            Err(e) => {
-                tracing::warn!(chain = %cfg.chain, error = %e, "database unavailable; waiting");
-                if pause(stop, Duration::from_secs(2)).await {
-                    return None;
-                }
-            }
-        }
-    }
-}
-
 /// Steps until stopped, backing off after failures; a fatal failure ends the chain.
-async fn follow(mut f: Follower, mut stop: watch::Receiver<bool>) -> Result<(), IndexerError> {
+pub(crate) async fn follow(
+    mut f: Follower,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), IndexerError> {
     let chain = f.cfg.chain;
     let mut failures = 0u32;
     loop {
@@ -348,33 +241,27 @@ async fn follow(mut f: Follower, mut stop: watch::Receiver<bool>) -> Result<(), 
     }
 }
 
-/// Reads the start block, writing the initial checkpoint on first start.
-async fn init_checkpoint(
-    db: &DatabaseConnection,
-    cfg: &ChainConfig,
-    head: u64,
-) -> Result<u64, DbErr> {
-    if let Some(start) = store::chain::state(db, cfg.chain)
-        .await?
-        .and_then(|s| s.start_block)
-    {
-        return Ok(start);
-    }
-    let start = cfg.start_block.unwrap_or(head);
-    store::set_checkpoint(
-        db,
-        cfg.chain,
-        Checkpoint {
-            start_block: start,
-            indexed_block: None,
-            head_block: head,
-        },
-    )
-    .await?;
-    Ok(start)
-}
-
 impl Follower {
+    /// The follower of `cfg`'s chain from `start`, writing under `fence` when given.
+    pub(crate) fn new(
+        db: DatabaseConnection,
+        cfg: ChainConfig,
+        rpc: Rpc,
+        start: u64,
+        fence: Option<Fence>,
+    ) -> Self {
+        Self {
+            plan: RangePlan::new(&cfg),
+            ahead: None,
+            progress: Progress::new(cfg.chain),
+            db,
+            cfg,
+            rpc,
+            start,
+            fence,
+        }
+    }
+
     fn chain(&self) -> Chain {
         self.cfg.chain
     }

@@ -12,8 +12,8 @@ use sea_orm::DatabaseConnection;
 use tokio::sync::watch;
 
 use super::config::{ChainConfig, LeaseConfig};
-use super::follower::run_chain;
 use super::retry::pause;
+use super::run_chain;
 use super::IndexerError;
 use crate::store::lease::{self, Fence};
 use crate::telemetry::metrics as m;

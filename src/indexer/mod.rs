@@ -1,6 +1,7 @@
 //! The indexer: follows each configured chain over JSON-RPC into the store.
 //!
-//! Per chain, three tasks share one [`rpc::Rpc`]:
+//! Per chain, three tasks share one [`rpc::Rpc`], started and stopped together by [`run_chain`]
+//! once the chain's endpoint answers and its start block is known ([`start`]):
 //! - the [`follower`] walks blocks from the start block to the head (minus the confirmation
 //!   depth) with adaptive `eth_getLogs` ranges, writes each range through [`crate::store`] in one
 //!   transaction with the checkpoint, and detects reorgs by block hashes ([`reorg`]);
@@ -28,6 +29,7 @@ pub mod range;
 pub mod reorg;
 pub mod retry;
 pub mod rpc;
+mod start;
 pub mod status;
 
 pub use config::{ChainConfig, IndexerConfig};
@@ -35,7 +37,9 @@ pub use config::{ChainConfig, IndexerConfig};
 use std::future::Future;
 
 use sea_orm::{DatabaseConnection, DbErr};
+use tokio::sync::watch;
 
+use crate::store::lease::Fence;
 use crate::store::StoreError;
 use rpc::RpcFailure;
 
@@ -113,4 +117,48 @@ pub async fn run(
         }
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// Runs one chain until stopped or failed. With a `fence`, every batch is written only while
+/// this process holds the chain's lease. The chain's history and eth_call workers run beside
+/// the follower and stop with it.
+pub async fn run_chain(
+    db: DatabaseConnection,
+    cfg: ChainConfig,
+    mut stop: watch::Receiver<bool>,
+    fence: Option<Fence>,
+) -> Result<(), IndexerError> {
+    let chain = cfg.chain;
+    let Some((rpc, head)) = start::connect(&cfg, &mut stop).await? else {
+        return Ok(());
+    };
+    let Some(start) = start::start_block(&db, &cfg, head, &mut stop).await else {
+        return Ok(());
+    };
+    tracing::info!(%chain, start, head, endpoint = %cfg.rpc_url, "following chain");
+
+    let history = tokio::spawn(history::run(
+        db.clone(),
+        cfg.clone(),
+        rpc.clone(),
+        start,
+        stop.clone(),
+    ));
+    let metadata = tokio::spawn(contract_reads::run(
+        db.clone(),
+        chain,
+        rpc.clone(),
+        stop.clone(),
+    ));
+    let f = follower::Follower::new(db, cfg, rpc, start, fence);
+    let result = follower::follow(f, stop).await;
+    if result.is_err() {
+        // The chain stopped on its own: its workers stop with it (their writes are
+        // transactional, so aborting them loses nothing).
+        history.abort();
+        metadata.abort();
+    }
+    let _ = history.await;
+    let _ = metadata.await;
+    result
 }

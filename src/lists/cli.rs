@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use sea_orm::DatabaseConnection;
 
 use super::{heuristics, labels, spam, tokenlist, verified, ListError, ListReport};
-use crate::store::meta::{admin_flag, Flag, FlagSource};
+use crate::store::flags::{admin_flag, Flag, FlagSource};
 use crate::store::{self, contracts};
 use crate::types::{Address, Chain};
 

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use sea_orm::{DatabaseConnection, DbErr};
 
 use crate::store::contracts::{self, StoredContract};
-use crate::store::meta::{heuristic_spam, FlagSource};
+use crate::store::flags::{heuristic_spam, FlagSource};
 use crate::types::{Address, Chain};
 
 /// Top-level domains the `domain` rule recognises: those spam names use, not those of

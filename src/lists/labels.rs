@@ -17,7 +17,7 @@ use sea_orm::{DatabaseConnection, TransactionTrait};
 use serde_json::Value;
 
 use super::{csv_fields, data_lines, ListError, ListReport};
-use crate::store::meta::upsert_labels;
+use crate::store::labels::upsert_labels;
 use crate::types::{Address, Chain};
 
 /// A label file's format.

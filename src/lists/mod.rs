@@ -159,7 +159,7 @@ impl ListError {
 /// admin decided; adds the counts to `report`.
 pub(crate) async fn apply_flag_list(
     db: &sea_orm::DatabaseConnection,
-    flag: crate::store::meta::Flag,
+    flag: crate::store::flags::Flag,
     contracts: &std::collections::HashMap<Chain, BTreeSet<crate::types::Address>>,
     mut report: ListReport,
 ) -> Result<ListReport, ListError> {
@@ -167,7 +167,7 @@ pub(crate) async fn apply_flag_list(
     let txn = db.begin().await?;
     for (chain, listed) in contracts {
         let listed: Vec<crate::types::Address> = listed.iter().copied().collect();
-        let done = crate::store::meta::list_flag(&txn, *chain, flag, &listed).await?;
+        let done = crate::store::flags::list_flag(&txn, *chain, flag, &listed).await?;
         report.imported += done.applied;
         report.skip_n("kept by an admin override", done.kept_admin);
     }

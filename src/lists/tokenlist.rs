@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ListError, ListReport};
-use crate::store::meta::{fill_contract_meta, ContractMeta};
+use crate::store::contracts::{fill_contract_meta, ContractMeta};
 use crate::types::{Address, Chain};
 
 #[derive(Deserialize)]

@@ -17,7 +17,7 @@ use std::path::Path;
 use sea_orm::DatabaseConnection;
 
 use super::{csv_fields, data_lines, parse_chain_id, ListError, ListReport};
-use crate::store::meta::Flag;
+use crate::store::flags::Flag;
 use crate::types::{Address, Chain};
 
 /// An allow-list, parsed.

@@ -12,11 +12,12 @@ use std::collections::BTreeMap;
 use alloy::primitives::U512;
 use sea_orm::{ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QuerySelect};
 
+use super::answer::{keys_of, Answer, Include, Listing};
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::{complete_contracts, spam_contracts};
 use super::status::Needs;
 use super::walk::Walk;
-use super::{Edge, Page, QueryError, QueryService, SyncStatus};
+use super::{Edge, Page, QueryError, QueryService};
 use super::{TokenBalance, TokenBalanceQuery};
 use crate::entity::erc20_transfer;
 use crate::store::lists::padded;
@@ -135,21 +136,41 @@ impl Ledger {
 }
 
 impl QueryService {
-    /// Every non-zero balance of the wallet, by token address, with the answer's status.
+    /// Every non-zero balance of the wallet, by token address, with the answer's status and
+    /// the related rows `include` asks for.
     pub async fn all_token_balances(
         &self,
         q: &TokenBalanceQuery,
-    ) -> Result<(Vec<TokenBalance>, SyncStatus), QueryError> {
+        include: Include,
+    ) -> Result<Listing<TokenBalance>, QueryError> {
         let needs = q.needs();
         let (view, scope_rows) =
             futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs))?;
         let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
-        let balances = self.sum_balances(q, !done.complete).await?;
-        Ok((balances, done.status))
+        let records = self.sum_balances(q, !done.complete).await?;
+        let related = self.related(q.chain, keys_of(&records), include).await?;
+        Ok(Listing {
+            records,
+            status: done.status,
+            related,
+        })
     }
 
     /// One page of the wallet's non-zero balances, by token address, after `after`.
+    ///
+    /// The answer carries the related rows `include` asks for ([`Answer`]).
     pub async fn token_balances(
+        &self,
+        q: &TokenBalanceQuery,
+        after: Option<&str>,
+        include: Include,
+    ) -> Result<Answer<TokenBalance>, QueryError> {
+        let page = self.token_balances_page(q, after).await?;
+        self.answer(q.chain, page, include).await
+    }
+
+    /// The page of [`QueryService::token_balances`], without its related rows.
+    async fn token_balances_page(
         &self,
         q: &TokenBalanceQuery,
         after: Option<&str>,

@@ -14,6 +14,7 @@ use sea_orm::{
     ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
 };
 
+use super::answer::{Answer, Include};
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::certain_holdings;
 use super::status::Needs;
@@ -71,7 +72,20 @@ impl QueryService {
     /// One page of the collection's held tokens, by token id, after `after`. While the
     /// collection's history is incomplete the answer is `SYNCING` and holds only tokens partial
     /// history cannot have made up (ERC721 tokens acquired since the live start block).
+    ///
+    /// The answer carries the related rows `include` asks for ([`Answer`]).
     pub async fn collection_nfts(
+        &self,
+        q: &CollectionNftsQuery,
+        after: Option<&str>,
+        include: Include,
+    ) -> Result<Answer<CollectionNft>, QueryError> {
+        let page = self.collection_nfts_page(q, after).await?;
+        self.answer(q.chain, page, include).await
+    }
+
+    /// The page of [`QueryService::collection_nfts`], without its related rows.
+    async fn collection_nfts_page(
         &self,
         q: &CollectionNftsQuery,
         after: Option<&str>,

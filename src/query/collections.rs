@@ -5,6 +5,7 @@ use sea_orm::{
     ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
 };
 
+use super::answer::{Answer, Include};
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::{certain_holdings, not_spam};
 use super::status::Needs;
@@ -48,7 +49,20 @@ impl QueryService {
     /// One page of the collections the wallet holds tokens of, by address, with how many
     /// tokens of each it holds, after `after`. Complete once the wallet's history is; before,
     /// `SYNCING` and only the holdings partial history cannot have made up count.
+    ///
+    /// The answer carries the related rows `include` asks for ([`Answer`]).
     pub async fn wallet_collections(
+        &self,
+        q: &WalletCollectionsQuery,
+        after: Option<&str>,
+        include: Include,
+    ) -> Result<Answer<WalletCollection>, QueryError> {
+        let page = self.wallet_collections_page(q, after).await?;
+        self.answer(q.chain, page, include).await
+    }
+
+    /// The page of [`QueryService::wallet_collections`], without its related rows.
+    async fn wallet_collections_page(
         &self,
         q: &WalletCollectionsQuery,
         after: Option<&str>,

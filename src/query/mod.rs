@@ -6,12 +6,14 @@
 //!   (contract address, token id) ascending.
 //! - [`QueryService::erc20_transfers`]: ERC20 transfers, keyset-ordered by (block number, log
 //!   index) descending — a total, stable order.
-//! - Related data (contract metadata, token rows, labels) is fetched in batches for a whole page
-//!   at once ([`QueryService::contracts`], [`QueryService::tokens`], [`QueryService::labels`]), so
-//!   a page costs a constant number of statements whatever its size.
+//! - Every question answers whole: its page with the related rows its records show (contract
+//!   metadata, token rows, labels, preview media), read in one batch per kind for the whole page
+//!   ([`Answer`], [`Include`]), so a page costs a constant number of statements whatever its
+//!   size, and the adapters only reshape.
 //! - [`QueryService::media`]: preview media of a page's tokens (queues unknown images for the
 //!   media worker; never waits on a fetch).
 
+mod answer;
 mod balances;
 mod collection_nfts;
 mod collections;
@@ -28,6 +30,7 @@ pub mod status;
 mod transfers;
 mod walk;
 
+pub use answer::{keys_of, Answer, Include, Listing, Related, RelatedKeys, Relates};
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;

@@ -6,6 +6,7 @@ use sea_orm::{
     QueryTrait,
 };
 
+use super::answer::{Answer, Include};
 use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
 use super::transfers::{sql_order, union_of};
@@ -150,8 +151,10 @@ impl QueryService {
         &self,
         q: &NftTransferQuery,
         after: Option<&str>,
-    ) -> Result<Page<NftTransfer>, QueryError> {
-        self.nft_moves(q, None, after).await
+        include: Include,
+    ) -> Result<Answer<NftTransfer>, QueryError> {
+        let page = self.nft_moves(q, None, after).await?;
+        self.answer(q.chain, page, include).await
     }
 
     /// One page of one token's transfers (`q.contracts` names its collection; its scopes
@@ -161,8 +164,10 @@ impl QueryService {
         q: &NftTransferQuery,
         token_id: Uint256,
         after: Option<&str>,
-    ) -> Result<Page<NftTransfer>, QueryError> {
-        self.nft_moves(q, Some(token_id), after).await
+        include: Include,
+    ) -> Result<Answer<NftTransfer>, QueryError> {
+        let page = self.nft_moves(q, Some(token_id), after).await?;
+        self.answer(q.chain, page, include).await
     }
 
     async fn nft_moves(

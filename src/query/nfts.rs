@@ -7,6 +7,7 @@ use sea_orm::{
     ColumnTrait, Condition, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
+use super::answer::{Answer, Include};
 use super::cursor::{query_digest, CursorKind, CursorMint};
 use super::status::Needs;
 use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
@@ -116,7 +117,20 @@ pub(super) fn certain_holdings(chain: Chain, start_block: Option<u64>) -> Condit
 
 impl QueryService {
     /// One page of the wallet's NFTs, after `after` (a cursor from a previous page).
+    ///
+    /// The answer carries the related rows `include` asks for ([`Answer`]).
     pub async fn nfts_by_wallet(
+        &self,
+        q: &NftQuery,
+        after: Option<&str>,
+        include: Include,
+    ) -> Result<Answer<NftHolding>, QueryError> {
+        let page = self.nfts_by_wallet_page(q, after).await?;
+        self.answer(q.chain, page, include).await
+    }
+
+    /// The page of [`QueryService::nfts_by_wallet`], without its related rows.
+    async fn nfts_by_wallet_page(
         &self,
         q: &NftQuery,
         after: Option<&str>,

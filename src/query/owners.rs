@@ -2,6 +2,7 @@
 
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
+use super::answer::{Answer, Include};
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::{certain_holdings, holding};
 use super::status::Needs;
@@ -59,7 +60,20 @@ impl QueryService {
     /// One page of a collection's (or a token's) holders, by token id then owner, after
     /// `after`. While the collection's history is incomplete the answer is `SYNCING` and holds
     /// only holdings partial history cannot have made up (as [`QueryService::nfts_by_wallet`]).
+    ///
+    /// The answer carries the related rows `include` asks for ([`Answer`]).
     pub async fn nft_owners(
+        &self,
+        q: &NftOwnersQuery,
+        after_cursor: Option<&str>,
+        include: Include,
+    ) -> Result<Answer<NftHolding>, QueryError> {
+        let page = self.nft_owners_page(q, after_cursor).await?;
+        self.answer(q.chain, page, include).await
+    }
+
+    /// The page of [`QueryService::nft_owners`], without its related rows.
+    async fn nft_owners_page(
         &self,
         q: &NftOwnersQuery,
         after_cursor: Option<&str>,

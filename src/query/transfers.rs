@@ -6,6 +6,7 @@ use sea_orm::{
     QueryTrait,
 };
 
+use super::answer::{Answer, Include};
 use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
 use super::walk::Walk;
@@ -186,7 +187,20 @@ pub(super) fn union_of(
 
 impl QueryService {
     /// One page of ERC20 transfers in `q.order` (newest first by default), after `after`.
+    ///
+    /// The answer carries the related rows `include` asks for ([`Answer`]).
     pub async fn erc20_transfers(
+        &self,
+        q: &TransferQuery,
+        after: Option<&str>,
+        include: Include,
+    ) -> Result<Answer<Erc20Transfer>, QueryError> {
+        let page = self.erc20_transfers_page(q, after).await?;
+        self.answer(q.chain, page, include).await
+    }
+
+    /// The page of [`QueryService::erc20_transfers`], without its related rows.
+    async fn erc20_transfers_page(
         &self,
         q: &TransferQuery,
         after: Option<&str>,

@@ -19,8 +19,7 @@ use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::BalanceParams;
 use crate::app::Reader;
-use crate::query::{ContractInfo, TokenBalance};
-use crate::types::Address;
+use crate::query::{ContractInfo, Include, TokenBalance};
 
 /// The response header carrying the answer's `SYNCED` / `SYNCING` status.
 pub const SYNC_STATUS_HEADER: HeaderName = HeaderName::from_static("x-sync-status");
@@ -105,22 +104,18 @@ pub(super) async fn wallet_balances(
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = BalanceParams::parse(&address, raw.as_deref())?;
     let q = &params.query;
-    let (balances, status) = service
-        .all_token_balances(q)
+    let listing = service
+        .all_token_balances(q, Include::CONTRACTS)
         .await
         .map_err(|e| ApiError::from_query("token_balances", e))?;
-    let addrs: Vec<Address> = balances.iter().map(|b| b.contract).collect();
-    let contracts = service
-        .contracts(q.chain, &addrs)
-        .await
-        .map_err(|e| ApiError::from_query("balance data", e))?;
-    let result = balances
+    let result = listing
+        .records
         .iter()
-        .map(|b| BalanceRecord::new(b, contracts.get(&b.contract)))
+        .map(|b| BalanceRecord::new(b, listing.related.contract(b.contract)))
         .collect();
     let header = (
         SYNC_STATUS_HEADER,
-        HeaderValue::from_static(status.as_str()),
+        HeaderValue::from_static(listing.status.as_str()),
     );
     Ok(([header], Json(result)))
 }

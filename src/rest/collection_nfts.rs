@@ -18,37 +18,6 @@ use super::error::ApiError;
 use super::nft::{path_rejection, records, NftRecord};
 use super::params::CollectionNftsParams;
 use crate::app::{preview_base, AppState, Reader};
-use crate::query::{CollectionNft, Edge, NftHolding, Page};
-use crate::types::Address;
-
-/// The page as holdings, so that its records are written as every NFT record is; the owner is
-/// set per record afterwards.
-fn as_holdings(page: &Page<CollectionNft>) -> Page<NftHolding> {
-    let edges = page
-        .edges
-        .iter()
-        .map(|e| Edge {
-            key: e.key.clone(),
-            node: NftHolding {
-                contract: e.node.contract,
-                token_id: e.node.token_id,
-                owner: e.node.owner.unwrap_or(Address::ZERO),
-                amount: e.node.amount,
-                contract_type: e.node.contract_type,
-                block_number: e.node.block_number,
-            },
-        })
-        .collect();
-    Page {
-        edges,
-        mint: page.mint.clone(),
-        next_cursor: page.next_cursor.clone(),
-        page: page.page,
-        page_size: page.page_size,
-        total: None,
-        status: page.status,
-    }
-}
 
 /// The handler of `GET /nft/{address}`.
 #[utoipa::path(
@@ -81,22 +50,15 @@ pub(super) async fn collection_nfts(
 ) -> Result<Json<CollectionNfts<NftRecord>>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = CollectionNftsParams::parse(&address, raw.as_deref())?;
-    let page = service
-        .collection_nfts(&params.query, params.cursor.as_deref())
+    let answer = service
+        .collection_nfts(
+            &params.query,
+            params.cursor.as_deref(),
+            params.shape.include(),
+        )
         .await
         .map_err(|e| ApiError::from_query("collection_nfts", e))?;
     let base = preview_base(&state, &headers);
-    let holdings = as_holdings(&page);
-    let mut result = records(
-        &service,
-        params.query.chain,
-        &holdings,
-        &params.shape,
-        &base,
-    )
-    .await?;
-    for (record, e) in result.iter_mut().zip(&page.edges) {
-        record.owner_of = e.node.owner.map(|o| o.to_string());
-    }
-    Ok(Json(CollectionNfts::new(&page, result)))
+    let result = records(params.query.chain, &answer, &params.shape, &base);
+    Ok(Json(CollectionNfts::new(&answer.page, result)))
 }

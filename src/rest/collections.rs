@@ -13,8 +13,7 @@ use super::error::ApiError;
 use super::nft::{path_rejection, ContractTypeSchema};
 use super::params::CollectionsParams;
 use crate::app::Reader;
-use crate::query::{ContractInfo, SyncStatus, WalletCollection};
-use crate::types::Address;
+use crate::query::{ContractInfo, Include, SyncStatus, WalletCollection};
 
 /// One collection, in v2.2's shape (`nftCollections`). Market data tokenql does not have
 /// (logos, banners, floor prices, sales) is `null`.
@@ -103,20 +102,16 @@ pub(super) async fn wallet_collections(
 ) -> Result<Json<WalletCollections<CollectionRecord>>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = CollectionsParams::parse(&address, raw.as_deref())?;
-    let page = service
-        .wallet_collections(&params.query, params.cursor.as_deref())
+    let answer = service
+        .wallet_collections(&params.query, params.cursor.as_deref(), Include::CONTRACTS)
         .await
         .map_err(|e| ApiError::from_query("wallet_collections", e))?;
-    let addrs: Vec<Address> = page.edges.iter().map(|e| e.node.contract).collect();
-    let contracts = service
-        .contracts(params.query.chain, &addrs)
-        .await
-        .map_err(|e| ApiError::from_query("collection data", e))?;
-    let counts = params.token_counts && page.status == SyncStatus::Synced;
-    let result = page
+    let counts = params.token_counts && answer.page.status == SyncStatus::Synced;
+    let result = answer
+        .page
         .edges
         .iter()
-        .map(|e| CollectionRecord::new(&e.node, contracts.get(&e.node.contract), counts))
+        .map(|e| CollectionRecord::new(&e.node, answer.related.contract(e.node.contract), counts))
         .collect();
-    Ok(Json(WalletCollections::new(&page, result)))
+    Ok(Json(WalletCollections::new(&answer.page, result)))
 }

@@ -132,6 +132,14 @@ pub fn text(v: Option<&String>) -> Option<String> {
     v.filter(|s| !s.trim().is_empty()).cloned()
 }
 
+/// The label of `wallet` in a page's related rows, as [`text`] writes it.
+pub fn label(related: &crate::query::Related, wallet: crate::types::Address) -> Option<String> {
+    related
+        .label(wallet)
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

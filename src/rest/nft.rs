@@ -1,9 +1,7 @@
 //! `GET /{address}/nft`: the NFTs a wallet owns, in the Moralis v2 shape.
 //!
-//! One page costs a constant number of statements: the page itself (with its count and status)
-//! from the query service, then one batch for the contracts and one for the token rows.
-
-use std::collections::HashMap;
+//! One page costs a constant number of statements: the query service answers the page (with
+//! its count and status) and its related rows in one batch per kind; this module reshapes it.
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
@@ -20,8 +18,8 @@ use super::normalized_metadata::NormalizedMetadata;
 use super::params::{NftParams, NftShape};
 use crate::app::preview_base;
 use crate::app::{AppState, Reader};
-use crate::query::{ContractInfo, MediaSource, NftHolding, Page, QueryService, TokenInfo};
-use crate::types::{iso8601_ms, Address, Chain, TokenIdFormat, Uint256};
+use crate::query::{token_hash, Answer, CollectionNft, NftHolding, Related};
+use crate::types::{iso8601_ms, Address, Chain, TokenIdFormat, TokenStandard, Uint256};
 
 /// One NFT held by the wallet, as Moralis writes it: numbers as strings, missing values `null`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -106,15 +104,48 @@ pub enum ContractTypeSchema {
     Erc1155,
 }
 
+/// What a record says of the holding itself; the rest comes from its related rows.
+pub(super) struct Held {
+    contract: Address,
+    token_id: Uint256,
+    contract_type: TokenStandard,
+    /// The holder; `None` on a collection's record of a token several wallets hold.
+    owner: Option<Address>,
+    amount: Uint256,
+    block_number: u64,
+}
+
+impl From<&NftHolding> for Held {
+    fn from(h: &NftHolding) -> Self {
+        Self {
+            contract: h.contract,
+            token_id: h.token_id,
+            contract_type: h.contract_type,
+            owner: Some(h.owner),
+            amount: h.amount,
+            block_number: h.block_number,
+        }
+    }
+}
+
+impl From<&CollectionNft> for Held {
+    fn from(n: &CollectionNft) -> Self {
+        Self {
+            contract: n.contract,
+            token_id: n.token_id,
+            contract_type: n.contract_type,
+            owner: n.owner,
+            amount: n.amount,
+            block_number: n.block_number,
+        }
+    }
+}
+
 impl NftRecord {
-    /// Builds a record from a holding and its related rows.
-    fn new(
-        h: &NftHolding,
-        chain: Chain,
-        contract: Option<&ContractInfo>,
-        token: Option<&TokenInfo>,
-        params: &NftShape,
-    ) -> Self {
+    /// Builds a record from a holding and the related rows of its page.
+    fn new(h: Held, chain: Chain, related: &Related, base: &str, params: &NftShape) -> Self {
+        let contract = related.contract(h.contract);
+        let token = related.token(h.contract, h.token_id);
         // `metadata` must be a JSON string or null (the JS SDK drops the page otherwise).
         let parsed: Option<(String, Value)> = token
             .and_then(|t| t.metadata.as_ref())
@@ -130,7 +161,7 @@ impl NftRecord {
                 TokenIdFormat::Hex => h.token_id.to_hex(),
             },
             contract_type: h.contract_type.as_str().to_string(),
-            owner_of: Some(h.owner.to_string()),
+            owner_of: h.owner.map(|o| o.to_string()),
             block_number: h.block_number.to_string(),
             block_number_minted: token
                 .and_then(|t| t.block_number_minted)
@@ -138,11 +169,15 @@ impl NftRecord {
             token_uri: text(token.and_then(|t| t.token_uri.as_ref())),
             metadata: parsed.map(|(raw, _)| raw),
             normalized_metadata,
-            media: None, // set by the handler when `media_items=true`
+            media: params
+                .media_items
+                .then(|| related.media(h.contract, h.token_id))
+                .flatten()
+                .map(|m| MediaRecord::new(m, base)),
             amount: h.amount.to_decimal(),
             name: text(contract.and_then(|c| c.name.as_ref())),
             symbol: text(contract.and_then(|c| c.symbol.as_ref())),
-            token_hash: h.token_hash(chain),
+            token_hash: token_hash(chain, h.contract, h.token_id),
             last_token_uri_sync: token.and_then(|t| t.last_token_uri_sync).map(iso8601_ms),
             last_metadata_sync: token.and_then(|t| t.last_metadata_sync).map(iso8601_ms),
             minter_address: text(token.and_then(|t| t.minter_address.as_ref())),
@@ -196,74 +231,30 @@ pub(super) async fn wallet_nfts(
 ) -> Result<Json<NftEnvelope<NftRecord>>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftParams::parse(&address, raw.as_deref())?;
-    let page = service
-        .nfts_by_wallet(&params.query, params.cursor.as_deref())
+    let shape = params.shape();
+    let answer = service
+        .nfts_by_wallet(&params.query, params.cursor.as_deref(), shape.include())
         .await
         .map_err(|e| ApiError::from_query("nfts_by_wallet", e))?;
     let base = preview_base(&state, &headers);
-    let result = records(&service, params.query.chain, &page, &params.shape(), &base).await?;
-    Ok(Json(NftEnvelope::new(&page, result)))
+    let result = records(params.query.chain, &answer, &shape, &base);
+    Ok(Json(NftEnvelope::new(&answer.page, result)))
 }
 
-/// The records of a page of holdings, with their collections, tokens and (when asked) media:
-/// a constant number of statements, whatever the page.
-pub(super) async fn records(
-    service: &QueryService,
+/// The records of an answer's NFTs, from the page and its related rows.
+pub(super) fn records<N>(
     chain: Chain,
-    page: &Page<NftHolding>,
+    answer: &Answer<N>,
     shape: &NftShape,
     base: &str,
-) -> Result<Vec<NftRecord>, ApiError> {
-    // The service de-duplicates keys itself: one statement per kind, whatever the page.
-    let addrs: Vec<Address> = page.edges.iter().map(|e| e.node.contract).collect();
-    let keys: Vec<(Address, Uint256)> = page
+) -> Vec<NftRecord>
+where
+    for<'a> Held: From<&'a N>,
+{
+    answer
+        .page
         .edges
         .iter()
-        .map(|e| (e.node.contract, e.node.token_id))
-        .collect();
-    let (contracts, tokens): (HashMap<_, _>, HashMap<_, _>) = tokio::try_join!(
-        service.contracts(chain, &addrs),
-        service.tokens(chain, &keys)
-    )
-    .map_err(|e| ApiError::from_query("nft related data", e))?;
-    let media = if shape.media_items {
-        let sources = keys
-            .iter()
-            .zip(&page.edges)
-            .map(|(k, e)| {
-                let t = tokens.get(k);
-                let source = MediaSource {
-                    token_id: k.1,
-                    erc1155: e.node.contract_type.is_multi_token(),
-                    metadata: t.and_then(|t| t.metadata.clone()),
-                    metadata_synced_at: t.and_then(|t| t.last_metadata_sync),
-                };
-                (*k, source)
-            })
-            .collect();
-        service
-            .media(sources)
-            .await
-            .map_err(|e| ApiError::from_query("nft media", e))?
-    } else {
-        HashMap::new()
-    };
-    Ok(page
-        .edges
-        .iter()
-        .map(|e| {
-            let h = &e.node;
-            let mut record = NftRecord::new(
-                h,
-                chain,
-                contracts.get(&h.contract),
-                tokens.get(&(h.contract, h.token_id)),
-                shape,
-            );
-            record.media = media
-                .get(&(h.contract, h.token_id))
-                .map(|m| MediaRecord::new(m, base));
-            record
-        })
-        .collect())
+        .map(|e| NftRecord::new(Held::from(&e.node), chain, &answer.related, base, shape))
+        .collect()
 }

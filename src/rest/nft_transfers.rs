@@ -10,8 +10,6 @@
 //! route needs the wallet's whole history (or every named collection's), a collection's route
 //! the collection's. A page costs three statements: the page, its collections, its labels.
 
-use std::collections::HashMap;
-
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery};
 use axum::Json;
@@ -22,9 +20,9 @@ use super::envelope::NftTransferCollection;
 use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::NftTransferParams;
-use super::transfers::contracts_and_labels;
+use super::transfers::TRANSFER_ROWS;
 use crate::app::Reader;
-use crate::query::{ContractInfo, NftTransfer, QueryService};
+use crate::query::{NftTransfer, QueryService, Related};
 use crate::types::{iso8601_secs, Address, TokenIdFormat};
 
 /// One NFT move in v2.2's shape (`nftTransfer`). Fields tokenql has no data for are `null`.
@@ -99,13 +97,9 @@ pub struct NftTransferRecord {
 
 impl NftTransferRecord {
     /// Builds a record from a move and its related rows.
-    fn new(
-        t: &NftTransfer,
-        format: TokenIdFormat,
-        contract: Option<&ContractInfo>,
-        labels: &HashMap<Address, String>,
-    ) -> Self {
-        let label = |a: &Address| super::envelope::text(labels.get(a));
+    fn new(t: &NftTransfer, format: TokenIdFormat, related: &Related) -> Self {
+        let contract = related.contract(t.contract);
+        let label = |a: &Address| super::envelope::label(related, *a);
         Self {
             token_address: t.contract.to_string(),
             token_id: match format {
@@ -143,24 +137,17 @@ async fn answer(
     service: &QueryService,
     params: &NftTransferParams,
 ) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
-    let page = service
-        .nft_transfers(&params.query, params.cursor.as_deref())
+    let answer = service
+        .nft_transfers(&params.query, params.cursor.as_deref(), TRANSFER_ROWS)
         .await
         .map_err(|e| ApiError::from_query("nft_transfers", e))?;
-    let moves = page
+    let result = answer
+        .page
         .edges
         .iter()
-        .map(|e| (e.node.contract, e.node.from, e.node.to));
-    let (contracts, labels) = contracts_and_labels(service, params.query.chain, moves).await?;
-    let result = page
-        .edges
-        .iter()
-        .map(|e| {
-            let c = contracts.get(&e.node.contract);
-            NftTransferRecord::new(&e.node, params.format, c, &labels)
-        })
+        .map(|e| NftTransferRecord::new(&e.node, params.format, &answer.related))
         .collect();
-    Ok(NftTransferCollection::new(&page, result))
+    Ok(NftTransferCollection::new(&answer.page, result))
 }
 
 /// What both operations' descriptions share.

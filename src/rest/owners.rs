@@ -28,13 +28,17 @@ async fn answer(
     service: &crate::query::QueryService,
     params: &OwnersParams,
 ) -> Result<NftEnvelope<NftRecord>, ApiError> {
-    let page = service
-        .nft_owners(&params.query, params.cursor.as_deref())
+    let answer = service
+        .nft_owners(
+            &params.query,
+            params.cursor.as_deref(),
+            params.shape.include(),
+        )
         .await
         .map_err(|e| ApiError::from_query("nft_owners", e))?;
     let base = preview_base(state, headers);
-    let result = records(service, params.query.chain, &page, &params.shape, &base).await?;
-    Ok(NftEnvelope::new(&page, result))
+    let result = records(params.query.chain, &answer, &params.shape, &base);
+    Ok(NftEnvelope::new(&answer.page, result))
 }
 
 /// The handler of `GET /nft/{address}/owners`.

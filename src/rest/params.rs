@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 
 use crate::query::{
-    BlockRange, CollectionNftsQuery, CursorError, DateRange, NftOwnersQuery, NftQuery,
+    BlockRange, CollectionNftsQuery, CursorError, DateRange, Include, NftOwnersQuery, NftQuery,
     NftTransferQuery, TokenBalanceQuery, TransferQuery, WalletCollectionsQuery,
 };
 use crate::types::{
@@ -259,6 +259,17 @@ pub struct NftShape {
 }
 
 impl NftShape {
+    /// The related rows an NFT record shows: its collection and token row always, its media
+    /// when `media_items=true`.
+    pub fn include(&self) -> Include {
+        Include {
+            contracts: true,
+            tokens: true,
+            labels: false,
+            media: self.media_items,
+        }
+    }
+
     /// Reads `format`, `normalizeMetadata` and `media_items`.
     fn parse(p: &RawParams) -> Result<Self, ApiError> {
         Ok(Self {

@@ -10,22 +10,20 @@
 //! `GET /erc20/transfers` ([`super::transfers`]), so `status` follows the same rule: a wallet's
 //! route needs the wallet's whole history, a token's route the token's.
 
-use std::collections::HashMap;
-
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery};
 use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::envelope::{text, TransactionCollection};
+use super::envelope::{label, text, TransactionCollection};
 use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::TransferParams;
-use super::transfers::{transfer_page, TransferPage};
+use super::transfers::transfer_page;
 use crate::app::Reader;
-use crate::query::{ContractInfo, Erc20Transfer};
-use crate::types::{iso8601_secs, Address};
+use crate::query::{Answer, Erc20Transfer, Related};
+use crate::types::iso8601_secs;
 
 /// One ERC20 transfer in v2.2's shape (`erc20Transaction`): numbers as strings but for the two
 /// indexes, missing values `null`.
@@ -102,11 +100,8 @@ pub struct TransactionRecord {
 
 impl TransactionRecord {
     /// Builds a record from a transfer and its related rows.
-    fn new(
-        t: &Erc20Transfer,
-        contract: Option<&ContractInfo>,
-        labels: &HashMap<Address, String>,
-    ) -> Self {
+    fn new(t: &Erc20Transfer, related: &Related) -> Self {
+        let contract = related.contract(t.contract);
         let decimals = contract.and_then(|c| c.decimals);
         Self {
             token_name: text(contract.and_then(|c| c.name.as_ref())),
@@ -121,11 +116,11 @@ impl TransactionRecord {
             to_address_entity: None,
             to_address_entity_logo: None,
             to_address: t.to.to_string(),
-            to_address_label: text(labels.get(&t.to)),
+            to_address_label: label(related, t.to),
             from_address_entity: None,
             from_address_entity_logo: None,
             from_address: t.from.to_string(),
-            from_address_label: text(labels.get(&t.from)),
+            from_address_label: label(related, t.from),
             value: t.value.to_decimal(),
             value_decimal: decimals.map(|d| t.value.to_decimal_scaled(d)),
             transaction_index: t.transaction_index,
@@ -137,16 +132,14 @@ impl TransactionRecord {
 }
 
 /// The v2.2 envelope around a page.
-fn collection(page: &TransferPage) -> TransactionCollection<TransactionRecord> {
-    let result = page
-        .transfers
+fn collection(answer: &Answer<Erc20Transfer>) -> TransactionCollection<TransactionRecord> {
+    let result = answer
+        .page
         .edges
         .iter()
-        .map(|e| {
-            TransactionRecord::new(&e.node, page.contracts.get(&e.node.contract), &page.labels)
-        })
+        .map(|e| TransactionRecord::new(&e.node, &answer.related))
         .collect();
-    TransactionCollection::new(&page.transfers, result)
+    TransactionCollection::new(&answer.page, result)
 }
 
 /// What both operations' descriptions share.
@@ -186,8 +179,8 @@ pub(super) async fn wallet_token_transfers(
 ) -> Result<Json<TransactionCollection<TransactionRecord>>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = TransferParams::parse_wallet(&address, raw.as_deref())?;
-    let page = transfer_page(&service, &params).await?;
-    Ok(Json(collection(&page)))
+    let answer = transfer_page(&service, &params).await?;
+    Ok(Json(collection(&answer)))
 }
 
 /// The handler of `GET /erc20/{address}/transfers`.
@@ -215,6 +208,6 @@ pub(super) async fn token_transfers(
 ) -> Result<Json<TransactionCollection<TransactionRecord>>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = TransferParams::parse_token(&address, raw.as_deref())?;
-    let page = transfer_page(&service, &params).await?;
-    Ok(Json(collection(&page)))
+    let answer = transfer_page(&service, &params).await?;
+    Ok(Json(collection(&answer)))
 }

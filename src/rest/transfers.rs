@@ -2,10 +2,8 @@
 //!
 //! Deprecated upstream since 2023-09-04 and still served fully; the router adds the
 //! [`DEPRECATION`] header to every answer of this route. One page costs a constant number of
-//! statements: the page from the query service, one batch for the token contracts and one for
-//! the labels of the senders and recipients.
-
-use std::collections::HashMap;
+//! statements: the query service answers the page with one batch for the token contracts and one
+//! for the labels of the senders and recipients.
 
 use axum::extract::RawQuery;
 use axum::http::{HeaderName, HeaderValue};
@@ -14,12 +12,12 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::envelope::{text, TransferEnvelope};
+use super::envelope::{label, text, TransferEnvelope};
 use super::error::ApiError;
 use super::params::TransferParams;
 use crate::app::Reader;
-use crate::query::{ContractInfo, Erc20Transfer, Page, QueryService};
-use crate::types::{iso8601_secs, Address, Chain};
+use crate::query::{Answer, Erc20Transfer, Include, QueryService, Related};
+use crate::types::iso8601_secs;
 
 /// The `Deprecation` header of RFC 9745.
 pub const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
@@ -98,11 +96,8 @@ pub struct TransferRecord {
 
 impl TransferRecord {
     /// Builds a record from a transfer and its related rows.
-    fn new(
-        t: &Erc20Transfer,
-        contract: Option<&ContractInfo>,
-        labels: &HashMap<Address, String>,
-    ) -> Self {
+    fn new(t: &Erc20Transfer, related: &Related) -> Self {
+        let contract = related.contract(t.contract);
         let decimals = contract.and_then(|c| c.decimals);
         Self {
             token_name: text(contract.and_then(|c| c.name.as_ref())),
@@ -117,9 +112,9 @@ impl TransferRecord {
             block_number: t.block_number.to_string(),
             block_hash: t.block_hash.to_ascii_lowercase(),
             from_wallet: t.from.to_string(),
-            from_wallet_label: text(labels.get(&t.from)),
+            from_wallet_label: label(related, t.from),
             to_wallet: t.to.to_string(),
-            to_wallet_label: text(labels.get(&t.to)),
+            to_wallet_label: label(related, t.to),
             value: t.value.to_decimal(),
             value_decimal: decimals.map(|d| t.value.to_decimal_scaled(d)),
             possible_spam: contract.is_some_and(|c| c.possible_spam),
@@ -152,62 +147,32 @@ pub(super) async fn erc20_transfers(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<TransferEnvelope<TransferRecord>>, ApiError> {
     let params = TransferParams::parse(raw.as_deref())?;
-    let page = transfer_page(&service, &params).await?;
-    let result = page
-        .transfers
+    let answer = transfer_page(&service, &params).await?;
+    let result = answer
+        .page
         .edges
         .iter()
-        .map(|e| TransferRecord::new(&e.node, page.contracts.get(&e.node.contract), &page.labels))
+        .map(|e| TransferRecord::new(&e.node, &answer.related))
         .collect();
-    Ok(Json(TransferEnvelope::new(&page.transfers, result)))
+    Ok(Json(TransferEnvelope::new(&answer.page, result)))
 }
 
-/// A page of transfers with what its records show of their tokens and wallets.
-pub(super) struct TransferPage {
-    /// The page from the query service.
-    pub transfers: Page<Erc20Transfer>,
-    /// The page's token contracts.
-    pub contracts: HashMap<Address, ContractInfo>,
-    /// The labels of the page's senders and recipients.
-    pub labels: HashMap<Address, String>,
-}
+/// The related rows a transfer record shows: its token contract, its wallets' labels.
+pub(super) const TRANSFER_ROWS: Include = Include {
+    contracts: true,
+    tokens: false,
+    labels: true,
+    media: false,
+};
 
-/// Reads one page of transfers and its related data: three statements, whatever the page.
+/// Reads one page of transfers with what its records show of their tokens and wallets: three
+/// statements, whatever the page.
 pub(super) async fn transfer_page(
     service: &QueryService,
     params: &TransferParams,
-) -> Result<TransferPage, ApiError> {
-    let transfers = service
-        .erc20_transfers(&params.query, params.cursor.as_deref())
+) -> Result<Answer<Erc20Transfer>, ApiError> {
+    service
+        .erc20_transfers(&params.query, params.cursor.as_deref(), TRANSFER_ROWS)
         .await
-        .map_err(|e| ApiError::from_query("erc20_transfers", e))?;
-    let moves = transfers
-        .edges
-        .iter()
-        .map(|e| (e.node.contract, e.node.from, e.node.to));
-    let (contracts, labels) = contracts_and_labels(service, params.query.chain, moves).await?;
-    Ok(TransferPage {
-        transfers,
-        contracts,
-        labels,
-    })
-}
-
-/// The token contracts and the sender and recipient labels of a page of moves (contract, from,
-/// to): one statement each, whatever the page (the service de-duplicates the keys).
-pub(super) async fn contracts_and_labels(
-    service: &QueryService,
-    chain: Chain,
-    moves: impl Iterator<Item = (Address, Address, Address)>,
-) -> Result<(HashMap<Address, ContractInfo>, HashMap<Address, String>), ApiError> {
-    let (mut contracts, mut wallets) = (Vec::new(), Vec::new());
-    for (contract, from, to) in moves {
-        contracts.push(contract);
-        wallets.extend([from, to]);
-    }
-    tokio::try_join!(
-        service.contracts(chain, &contracts),
-        service.labels(chain, &wallets)
-    )
-    .map_err(|e| ApiError::from_query("transfer related data", e))
+        .map_err(|e| ApiError::from_query("erc20_transfers", e))
 }

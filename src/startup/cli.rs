@@ -18,7 +18,7 @@ use crate::types::Chain;
 )]
 pub struct Cli {
     /// Database URL: sqlite://FILE?mode=rwc, postgres://USER@HOST/DB or mysql://USER@HOST/DB.
-    #[arg(long, env = "DATABASE_URL", default_value = crate::config::DEFAULT_DATABASE_URL, global = true)]
+    #[arg(long, env = "DATABASE_URL", default_value = crate::store::database::DEFAULT_DATABASE_URL, global = true)]
     pub database_url: String,
     /// Log format on stderr.
     #[arg(

@@ -12,7 +12,7 @@ use crate::types::{Address, Chain, ScopeKind};
 
 /// `tokenql migrate`: applies pending migrations.
 pub async fn migrate(url: &str) -> anyhow::Result<()> {
-    let db = crate::config::connect(url, 2)
+    let db = crate::store::database::connect(url, 2)
         .await
         .context("connecting to the database")?;
     migration::Migrator::up(&db, None)
@@ -24,11 +24,11 @@ pub async fn migrate(url: &str) -> anyhow::Result<()> {
 
 /// Connects with a pool of `pool` and checks that no migration is pending.
 pub async fn open_migrated(url: &str, pool: u32) -> anyhow::Result<DatabaseConnection> {
-    let db = crate::config::connect(url, pool)
+    let db = crate::store::database::connect(url, pool)
         .await
         .context("connecting to the database")?;
     anyhow::ensure!(
-        crate::config::migrations_current(&db).await?,
+        crate::store::database::migrations_current(&db).await?,
         "the database has pending migrations: run `tokenql migrate` first"
     );
     Ok(db)

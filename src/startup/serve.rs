@@ -45,13 +45,13 @@ async fn primary(
     };
     let pool = args
         .db_pool
-        .unwrap_or_else(|| crate::config::default_pool(&url));
-    let db = crate::config::connect(&url, pool)
+        .unwrap_or_else(|| crate::store::database::default_pool(&url));
+    let db = crate::store::database::connect(&url, pool)
         .await
         .context("connecting to the database")?;
     if !args.demo {
         anyhow::ensure!(
-            crate::config::migrations_current(&db).await?,
+            crate::store::database::migrations_current(&db).await?,
             "the database has pending migrations: run `tokenql migrate` first"
         );
         return Ok((db, pool, None));

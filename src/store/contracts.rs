@@ -1,9 +1,10 @@
-//! Reads of contract rows for the indexer's metadata worker, the spam heuristics and
-//! `tokenql contract show`, and the write of what a contract answered by `eth_call`. (List
-//! imports, flags and token-list fallbacks are written by [`super::meta`]; the APIs read
-//! contracts through [`crate::query`].)
+//! Contract rows: reads for the indexer's metadata worker, the spam heuristics and `tokenql
+//! contract show`; the writes of names, symbols, decimals and logos, from `eth_call` (what
+//! the contract answered wins) or from token lists (fallbacks, [`fill_contract_meta`]). The
+//! spam / verified flags are written by [`super::flags`]; the APIs read contracts through
+//! [`crate::query`].
 
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect,
@@ -34,7 +35,7 @@ pub struct StoredContract {
     pub possible_spam: bool,
     /// Flagged as a verified collection (by a list or an admin).
     pub verified: bool,
-    /// Where `possible_spam` came from (see [`super::meta::FlagSource`]), as stored.
+    /// Where `possible_spam` came from (see [`super::flags::FlagSource`]), as stored.
     pub spam_source: Option<String>,
     /// Where `verified` came from, as stored.
     pub verified_source: Option<String>,
@@ -172,4 +173,101 @@ pub async fn record_read<C: ConnectionTrait>(
         .exec(db)
         .await?;
     Ok(())
+}
+
+/// Metadata of one token contract, as a token list or `eth_call` gives it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContractMeta {
+    pub name: Option<String>,
+    pub symbol: Option<String>,
+    pub decimals: Option<u8>,
+    pub logo: Option<String>,
+}
+
+/// Upserts names, symbols, decimals and logos, overwriting what is stored (values known to be
+/// right; a token list's go through [`fill_contract_meta`]). Returns the number of rows given.
+pub async fn upsert_contract_meta<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    metas: &[(Address, ContractMeta)],
+) -> Result<usize, DbErr> {
+    // One row per address (the last entry wins): PostgreSQL refuses to upsert a row twice in
+    // one statement.
+    let metas: std::collections::BTreeMap<&Address, &ContractMeta> =
+        metas.iter().map(|(a, m)| (a, m)).collect();
+    let rows: Vec<contract::ActiveModel> = metas
+        .into_iter()
+        .map(|(a, m)| bare(chain, a.to_string(), (*m).clone()).into())
+        .collect();
+    for chunk in rows.chunks(super::CHUNK) {
+        contract::Entity::insert_many(chunk.to_vec())
+            .on_conflict(
+                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
+                    .update_columns([
+                        contract::Column::Name,
+                        contract::Column::Symbol,
+                        contract::Column::Decimals,
+                        contract::Column::Logo,
+                    ])
+                    .to_owned(),
+            )
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(rows.len())
+}
+
+/// Fills in names, symbols and decimals where none is known yet (values read by `eth_call`
+/// win), and sets logos — what a token list is trusted for. Creates unknown contracts' rows.
+/// Returns the number of rows given.
+pub async fn fill_contract_meta<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    metas: &[(Address, ContractMeta)],
+) -> Result<usize, DbErr> {
+    let dialect = super::dialect::Dialect::of(db);
+    // The stored value unless NULL, else the new one; `new_first` the other way round.
+    let keep = |col: &str, new_first: bool| -> Expr {
+        let (old, new) = dialect.upsert_values("contracts", col);
+        let (a, b) = if new_first { (new, old) } else { (old, new) };
+        Expr::cust(format!("COALESCE({a}, {b})"))
+    };
+    let metas: std::collections::BTreeMap<&Address, &ContractMeta> =
+        metas.iter().map(|(a, m)| (a, m)).collect();
+    let rows: Vec<contract::ActiveModel> = metas
+        .into_iter()
+        .map(|(a, m)| bare(chain, a.to_string(), (*m).clone()).into())
+        .collect();
+    for chunk in rows.chunks(super::CHUNK) {
+        contract::Entity::insert_many(chunk.to_vec())
+            .on_conflict(
+                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
+                    .value(contract::Column::Name, keep("name", false))
+                    .value(contract::Column::Symbol, keep("symbol", false))
+                    .value(contract::Column::Decimals, keep("decimals", false))
+                    .value(contract::Column::Logo, keep("logo", true))
+                    .to_owned(),
+            )
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(rows.len())
+}
+
+/// A contract row with nothing known but these metadata.
+pub(super) fn bare(chain: Chain, address: String, m: ContractMeta) -> contract::Model {
+    contract::Model {
+        chain_id: chain.db_id(),
+        address,
+        standard: None,
+        name: m.name,
+        symbol: m.symbol,
+        decimals: m.decimals.map(i32::from),
+        logo: m.logo,
+        possible_spam: false,
+        verified: false,
+        metadata_fetched_at: None,
+        spam_source: None,
+        verified_source: None,
+    }
 }

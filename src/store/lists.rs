@@ -1,7 +1,7 @@
 //! Lists of values in SQL, written so that the number of distinct statement texts stays small.
 //!
 //! Every pooled connection keeps the statements it prepared, keyed by their text, up to
-//! [`crate::config::STATEMENT_CACHE`] of them. An `IN (?, ?, …)` list or an `OR` of pairs has
+//! [`crate::store::database::STATEMENT_CACHE`] of them. An `IN (?, ?, …)` list or an `OR` of pairs has
 //! one text per length, so a page of 1 to 100 records made up to 100 texts of each such
 //! statement, and SQLite holds a compiled program for each in the server's own memory (an `OR`
 //! of 100 pairs compiles to tens of KiB): a soak with pages of every size kept filling the 16

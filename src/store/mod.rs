@@ -28,14 +28,15 @@
 mod bulk;
 pub mod chain;
 pub mod contracts;
+pub mod database;
 mod derive;
 pub mod dialect;
+pub mod flags;
 pub mod keys;
 pub mod labels;
 pub mod lease;
 pub(crate) mod lists;
 pub mod media_queue;
-pub mod meta;
 pub mod replicas;
 pub mod rollback;
 mod rows;

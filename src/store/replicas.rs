@@ -138,11 +138,12 @@ impl Reads {
         let mut replicas = Vec::with_capacity(urls.len());
         for url in urls {
             let name = redact(url);
-            let db =
-                crate::config::connect_lazy(url, pool).map_err(|source| ReplicaError::Connect {
+            let db = crate::store::database::connect_lazy(url, pool).map_err(|source| {
+                ReplicaError::Connect {
                     name: name.clone(),
                     source,
-                })?;
+                }
+            })?;
             replicas.push(Replica {
                 name,
                 db,

@@ -7,7 +7,7 @@
 //! imports point the other way, down the layers:
 //!
 //! ```text
-//! types, tls ← telemetry, decode, config, entity ← store ← lists, keys, import, offchain,
+//! types, tls ← telemetry, decode, entity ← store ← lists, keys, import, offchain,
 //!   query, indexer, demo ← app (state, auth, caller) ← rest, graphql, ops ← server ← startup
 //!   ← main
 //! ```
@@ -22,13 +22,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("tls", &[]),
     ("telemetry", &["types"]),
     ("decode", &["types"]),
-    ("config", &["types"]),
     ("entity", &[]),
     // The one door to the tables.
-    (
-        "store",
-        &["config", "decode", "entity", "types", "telemetry"],
-    ),
+    ("store", &["decode", "entity", "types", "telemetry"]),
     // Services over the store (which alone touches the tables).
     ("lists", &["store", "types"]),
     ("keys", &["store", "types"]),
@@ -56,7 +52,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "startup",
         &[
             "app",
-            "config",
             "demo",
             "import",
             "indexer",

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use common::truth::{TRANSFER, TRANSFER_SINGLE};
 use common::{gql_str, nfts_query, text, transfers_query, Backend, TestApp};
 use serde_json::{json, Value};
-use tokenql::store::meta::{upsert_contract_meta, ContractMeta};
+use tokenql::store::contracts::{upsert_contract_meta, ContractMeta};
 use tokenql::types::{Address, Chain};
 
 crate::backend_tests!(uint256_exact);

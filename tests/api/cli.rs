@@ -28,7 +28,9 @@ fn data(p: &str) -> String {
 
 /// Every row of every indexed table, in a canonical order.
 async fn digest(url: &str) -> String {
-    let db = tokenql::config::connect(url, 1).await.expect("connect");
+    let db = tokenql::store::database::connect(url, 1)
+        .await
+        .expect("connect");
     let mut parts = Vec::new();
     macro_rules! dump {
         ($($m:ident),*) => {$(
@@ -58,7 +60,9 @@ async fn commands_fail_clearly_before_migrate() {
     assert!(!ok);
     assert!(err.contains("run `tokenql migrate`"), "{err}");
     // The check only reads: the database is left as it was, without a migrations table.
-    let db = tokenql::config::connect(&url, 1).await.expect("connect");
+    let db = tokenql::store::database::connect(&url, 1)
+        .await
+        .expect("connect");
     let tables = db
         .query_all_raw(sea_orm::Statement::from_string(
             sea_orm::DbBackend::Sqlite,
@@ -81,7 +85,9 @@ async fn keys_and_idempotent_import() {
     assert!(key.starts_with("tq_") && key.len() > 40, "{out}");
     let (_, list, _) = tokenql(&url, &["keys", "list"]);
     assert!(list.contains("alice") && !list.contains(&key), "{list}");
-    let db = tokenql::config::connect(&url, 1).await.expect("connect");
+    let db = tokenql::store::database::connect(&url, 1)
+        .await
+        .expect("connect");
     assert!(tokenql::keys::verify(&db, &key)
         .await
         .expect("verify")

@@ -232,7 +232,7 @@ async fn erc20_transfers_of_usdt_carry_token_metadata_and_labels() {
 
     // Label the sender of the first transfer; the label shows on both sides of its transfers.
     let addr = tokenql::types::Address::parse(&wallet).unwrap();
-    tokenql::store::meta::upsert_labels(
+    tokenql::store::labels::upsert_labels(
         &env.db,
         tokenql::types::Chain::ETH,
         &[(addr, "Test Wallet".to_string())],

@@ -47,7 +47,7 @@ async fn a_page_of_transfers_costs_the_same_statements_at_10_and_100_records() {
             (a.unwrap(), "labelled".to_string())
         })
         .collect();
-    tokenql::store::meta::upsert_labels(&env.db, tokenql::types::Chain::ETH, &labels)
+    tokenql::store::labels::upsert_labels(&env.db, tokenql::types::Chain::ETH, &labels)
         .await
         .unwrap();
 
@@ -234,7 +234,7 @@ async fn subjects(env: &Env) -> Subjects {
         tokenql::types::Address::parse(&busy).expect("an address"),
         "busy".to_string(),
     )];
-    tokenql::store::meta::upsert_labels(&env.db, tokenql::types::Chain::ETH, &label)
+    tokenql::store::labels::upsert_labels(&env.db, tokenql::types::Chain::ETH, &label)
         .await
         .expect("labels");
     let q = format!(

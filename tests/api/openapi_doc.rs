@@ -283,7 +283,9 @@ async fn demo() -> Demo {
         N.fetch_add(1, Ordering::SeqCst)
     ));
     let url = format!("sqlite://{}?mode=rwc", path.display());
-    let db = tokenql::config::connect(&url, 4).await.expect("connect");
+    let db = tokenql::store::database::connect(&url, 4)
+        .await
+        .expect("connect");
     migration::Migrator::up(&db, None).await.expect("migrate");
     tokenql::demo::load_into(&db).await.expect("demo data");
     let (_, key) = tokenql::keys::create(&db, "openapi").await.expect("key");

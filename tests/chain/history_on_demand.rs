@@ -1965,7 +1965,7 @@ async fn killed_during_a_wallet_history_resumes_exactly(backend: Backend) {
         "tokenql migrate: {status}\n{}",
         tail(&log)
     );
-    let db = tokenql::config::connect(&fresh.url, 3)
+    let db = tokenql::store::database::connect(&fresh.url, 3)
         .await
         .expect("connect");
     let (_, key) = tokenql::keys::create(&db, "history").await.expect("key");

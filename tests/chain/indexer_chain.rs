@@ -526,7 +526,7 @@ async fn contract_metadata_by_eth_call(backend: Backend) {
         .await;
     for c in [&quiet_nft, &quiet_multi] {
         let a = tokenql::types::Address::parse(c).expect("address");
-        tokenql::store::meta::set_flags(&app.db, tokenql::types::Chain::ETH, a, false, false)
+        tokenql::store::flags::set_flags(&app.db, tokenql::types::Chain::ETH, a, false, false)
             .await
             .expect("register contract");
     }

@@ -465,7 +465,7 @@ async fn migrate(db: &FreshDb, log: &Path) -> DatabaseConnection {
         .status()
         .expect("run tokenql migrate");
     assert!(status.success(), "tokenql migrate: {status}\n{}", tail(log));
-    tokenql::config::connect(&db.url, 2)
+    tokenql::store::database::connect(&db.url, 2)
         .await
         .expect("connect to the test database")
 }

@@ -58,7 +58,9 @@ pub async fn setup() -> Env {
             .unwrap_or_default()
     ));
     let url = format!("sqlite://{}?mode=rwc", path.display());
-    let mut db = tokenql::config::connect(&url, 4).await.expect("connect");
+    let mut db = tokenql::store::database::connect(&url, 4)
+        .await
+        .expect("connect");
     let statements = Arc::new(AtomicUsize::new(0));
     let counter = statements.clone();
     db.set_metric_callback(move |_| {

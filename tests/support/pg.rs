@@ -237,7 +237,7 @@ fn append(path: &Path, text: &str) {
 
 /// A small pool on `url`.
 pub async fn connect(url: &str) -> sea_orm::DatabaseConnection {
-    tokenql::config::connect(url, 2)
+    tokenql::store::database::connect(url, 2)
         .await
         .unwrap_or_else(|e| panic!("connect to {url}: {e}"))
 }

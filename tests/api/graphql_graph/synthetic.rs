@@ -3,7 +3,7 @@
 //! is what was written, listed by hand below.
 
 use serde_json::{json, Value};
-use tokenql::store::meta::{upsert_contract_meta, ContractMeta};
+use tokenql::store::contracts::{upsert_contract_meta, ContractMeta};
 use tokenql::types::{Address, Chain};
 
 use super::walk::{call, conn, s, walk, MAX};

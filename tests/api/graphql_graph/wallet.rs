@@ -27,7 +27,7 @@ pub async fn wallet_transfers(backend: Backend) {
         tokenql::types::Address::parse(&w).expect("address"),
         "Busy".to_string(),
     )];
-    tokenql::store::meta::upsert_labels(&app.db, tokenql::types::Chain::ETH, &label)
+    tokenql::store::labels::upsert_labels(&app.db, tokenql::types::Chain::ETH, &label)
         .await
         .expect("labels");
 

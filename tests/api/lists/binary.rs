@@ -289,7 +289,9 @@ struct ServerOn {
 
 impl ServerOn {
     async fn start(url: &str) -> ServerOn {
-        let db = tokenql::config::connect(url, 4).await.expect("connect");
+        let db = tokenql::store::database::connect(url, 4)
+            .await
+            .expect("connect");
         let (_, key) = tokenql::keys::create(&db, "lists").await.expect("key");
         let state = tokenql::AppState::new(db, Default::default())
             .await

@@ -49,7 +49,7 @@ pub async fn app() -> App {
         N.fetch_add(1, Ordering::SeqCst)
     ));
     let url = format!("sqlite://{}?mode=rwc", path.display());
-    let db = tokenql::config::connect(&url, 4).await.unwrap();
+    let db = tokenql::store::database::connect(&url, 4).await.unwrap();
     migration::Migrator::up(&db, None).await.unwrap();
     tokenql::demo::load_into(&db).await.unwrap();
     let (_, key) = tokenql::keys::create(&db, "t").await.unwrap();

@@ -156,7 +156,7 @@ async fn create_database_named(backend: Backend, name: String) -> (String, DbHan
                 Backend::Postgres => format!("{server}/postgres{query}"),
                 _ => format!("{server}{query}"),
             };
-            let admin = tokenql::config::connect(&admin_url, 1)
+            let admin = tokenql::store::database::connect(&admin_url, 1)
                 .await
                 .unwrap_or_else(|e| panic!("cannot connect to {admin_url}: {e}"));
             admin
@@ -182,7 +182,7 @@ async fn drop_database(backend: Backend, handle: &DbHandle) {
             }
         }
         DbHandle::Server { admin_url, name } => {
-            let admin = tokenql::config::connect(admin_url, 1)
+            let admin = tokenql::store::database::connect(admin_url, 1)
                 .await
                 .unwrap_or_else(|e| panic!("cannot connect to {admin_url}: {e}"));
             let sql = match backend {
@@ -216,7 +216,7 @@ impl FreshDb {
         use migration::MigratorTrait;
         tokenql::tls::ensure_crypto_provider();
         let (url, handle) = create_database_named(backend, unique_name_with(prefix)).await;
-        let db = tokenql::config::connect(&url, 2)
+        let db = tokenql::store::database::connect(&url, 2)
             .await
             .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
         migration::Migrator::up(&db, None)
@@ -273,7 +273,7 @@ pub async fn spawn_with(backend: Backend, options: tokenql::app::ServerOptions) 
     tokenql::tls::ensure_crypto_provider();
 
     let (url, handle) = create_database(backend).await;
-    let db = tokenql::config::connect(&url, 5)
+    let db = tokenql::store::database::connect(&url, 5)
         .await
         .unwrap_or_else(|e| panic!("cannot connect to the test database ({backend:?}): {e}"));
     migration::Migrator::up(&db, None)

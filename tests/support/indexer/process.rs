@@ -80,7 +80,7 @@ impl FreshDb {
             Backend::Postgres => format!("{server}/postgres{query}"),
             _ => format!("{server}{query}"),
         };
-        let admin = tokenql::config::connect(&admin_url, 1)
+        let admin = tokenql::store::database::connect(&admin_url, 1)
             .await
             .unwrap_or_else(|e| panic!("cannot connect to {admin_url}: {e}"));
         admin
@@ -106,7 +106,7 @@ impl FreshDb {
             }
         }
         if let Some(admin_url) = &self.admin_url {
-            let admin = tokenql::config::connect(admin_url, 1)
+            let admin = tokenql::store::database::connect(admin_url, 1)
                 .await
                 .unwrap_or_else(|e| panic!("cannot connect to {admin_url}: {e}"));
             let force = if self.backend == Backend::Postgres {

@@ -1,5 +1,6 @@
-//! Configuration shared by the commands: loaded once from flags with environment fallbacks
-//! (see README "Configuration").
+//! The database connection: the default URL, pools and their bounded caches per connection,
+//! and whether the migrations are applied. Settings come from flags with environment
+//! fallbacks (see README "Configuration").
 
 use std::time::Duration;
 

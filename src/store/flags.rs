@@ -1,92 +1,14 @@
-//! Contract metadata writes: names, symbols, decimals and logos (from `eth_call` in the
-//! indexer, and as fallbacks from token lists), address labels, and the spam / verified flags
-//! with where each came from (see [`FlagSource`]: an admin's choice beats a list, which beats
-//! the heuristics).
+//! The spam and verified flags of contracts, with where each came from (see [`FlagSource`]: an
+//! admin's choice beats a list, which beats the heuristics).
 
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter,
 };
 
-use crate::entity::{address_label, contract};
+use super::contracts::{bare, ContractMeta};
+use crate::entity::contract;
 use crate::types::{Address, Chain};
-
-/// Metadata of one token contract, as a token list or `eth_call` gives it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ContractMeta {
-    pub name: Option<String>,
-    pub symbol: Option<String>,
-    pub decimals: Option<u8>,
-    pub logo: Option<String>,
-}
-
-/// Upserts names, symbols, decimals and logos, overwriting what is stored (values known to be
-/// right; a token list's go through [`fill_contract_meta`]). Returns the number of rows given.
-pub async fn upsert_contract_meta<C: ConnectionTrait>(
-    db: &C,
-    chain: Chain,
-    metas: &[(Address, ContractMeta)],
-) -> Result<usize, DbErr> {
-    // One row per address (the last entry wins): PostgreSQL refuses to upsert a row twice in
-    // one statement.
-    let metas: std::collections::BTreeMap<&Address, &ContractMeta> =
-        metas.iter().map(|(a, m)| (a, m)).collect();
-    let rows: Vec<contract::ActiveModel> = metas
-        .into_iter()
-        .map(|(a, m)| bare(chain, a.to_string(), (*m).clone()).into())
-        .collect();
-    for chunk in rows.chunks(super::CHUNK) {
-        contract::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
-                    .update_columns([
-                        contract::Column::Name,
-                        contract::Column::Symbol,
-                        contract::Column::Decimals,
-                        contract::Column::Logo,
-                    ])
-                    .to_owned(),
-            )
-            .exec_without_returning(db)
-            .await?;
-    }
-    Ok(rows.len())
-}
-
-/// Upserts address labels.
-pub async fn upsert_labels<C: ConnectionTrait>(
-    db: &C,
-    chain: Chain,
-    labels: &[(Address, String)],
-) -> Result<usize, DbErr> {
-    let labels: std::collections::BTreeMap<&Address, &String> =
-        labels.iter().map(|(a, l)| (a, l)).collect();
-    let rows: Vec<address_label::ActiveModel> = labels
-        .into_iter()
-        .map(|(a, l)| {
-            address_label::Model {
-                chain_id: chain.db_id(),
-                address: a.to_string(),
-                label: l.clone(),
-            }
-            .into()
-        })
-        .collect();
-    for chunk in rows.chunks(super::CHUNK) {
-        address_label::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([
-                    address_label::Column::ChainId,
-                    address_label::Column::Address,
-                ])
-                .update_column(address_label::Column::Label)
-                .to_owned(),
-            )
-            .exec_without_returning(db)
-            .await?;
-    }
-    Ok(rows.len())
-}
 
 /// Sets the spam / verified flags of one contract (creating its row if needed), recording no
 /// source: a raw write (it also registers a contract known only by address). Imports and
@@ -111,61 +33,6 @@ pub async fn set_flags<C: ConnectionTrait>(
         .exec_without_returning(db)
         .await?;
     Ok(())
-}
-
-/// Fills in names, symbols and decimals where none is known yet (values read by `eth_call`
-/// win), and sets logos — what a token list is trusted for. Creates unknown contracts' rows.
-/// Returns the number of rows given.
-pub async fn fill_contract_meta<C: ConnectionTrait>(
-    db: &C,
-    chain: Chain,
-    metas: &[(Address, ContractMeta)],
-) -> Result<usize, DbErr> {
-    let dialect = super::dialect::Dialect::of(db);
-    // The stored value unless NULL, else the new one; `new_first` the other way round.
-    let keep = |col: &str, new_first: bool| -> Expr {
-        let (old, new) = dialect.upsert_values("contracts", col);
-        let (a, b) = if new_first { (new, old) } else { (old, new) };
-        Expr::cust(format!("COALESCE({a}, {b})"))
-    };
-    let metas: std::collections::BTreeMap<&Address, &ContractMeta> =
-        metas.iter().map(|(a, m)| (a, m)).collect();
-    let rows: Vec<contract::ActiveModel> = metas
-        .into_iter()
-        .map(|(a, m)| bare(chain, a.to_string(), (*m).clone()).into())
-        .collect();
-    for chunk in rows.chunks(super::CHUNK) {
-        contract::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
-                    .value(contract::Column::Name, keep("name", false))
-                    .value(contract::Column::Symbol, keep("symbol", false))
-                    .value(contract::Column::Decimals, keep("decimals", false))
-                    .value(contract::Column::Logo, keep("logo", true))
-                    .to_owned(),
-            )
-            .exec_without_returning(db)
-            .await?;
-    }
-    Ok(rows.len())
-}
-
-/// A contract row with nothing known but these metadata.
-fn bare(chain: Chain, address: String, m: ContractMeta) -> contract::Model {
-    contract::Model {
-        chain_id: chain.db_id(),
-        address,
-        standard: None,
-        name: m.name,
-        symbol: m.symbol,
-        decimals: m.decimals.map(i32::from),
-        logo: m.logo,
-        possible_spam: false,
-        verified: false,
-        metadata_fetched_at: None,
-        spam_source: None,
-        verified_source: None,
-    }
 }
 
 /// Where a spam or verified flag came from. The stronger source wins: `Admin` > `List` >
