@@ -41,7 +41,7 @@ use tokenql::offchain::fetch::Fetcher;
 use tokenql::offchain::media::worker::MediaWorker;
 use tokenql::offchain::{documents, OffchainConfig};
 use tokenql::query::{MediaSource, QueryConfig, QueryService};
-use tokenql::types::Uint256;
+use tokenql::types::{Address, TokenStandard, Uint256};
 
 const CONTRACT: &str = "0x00000000000000000000000000000000000b3e7c";
 /// Distinct source images (their bytes are served under many URLs).
@@ -181,12 +181,13 @@ async fn main() -> anyhow::Result<()> {
             .await?;
     migration::Migrator::up(&db, None).await?;
     let now = tokenql::store::now_ms();
+    let contract = Address::parse(CONTRACT).map_err(|e| anyhow::anyhow!(e.0))?;
     let rows: Vec<nft_token::ActiveModel> = (0..tokens)
         .map(|i| nft_token::ActiveModel {
             chain_id: Set(1),
-            contract_address: Set(CONTRACT.to_string()),
-            token_id: Set(Uint256::from_u64(i as u64).to_db()),
-            contract_type: Set("ERC721".into()),
+            contract_address: Set(contract),
+            token_id: Set(Uint256::from_u64(i as u64)),
+            contract_type: Set(TokenStandard::Erc721),
             token_uri: Set(Some(web.url(&format!("/bench/meta/{i}")))),
             metadata_next_at: Set(Some(now)),
             ..Default::default()
@@ -237,14 +238,14 @@ async fn main() -> anyhow::Result<()> {
         let sources = page
             .iter()
             .map(|r| {
-                let id = Uint256::from_db(&r.token_id).map_err(|e| anyhow::anyhow!(e.0))?;
+                let id = r.token_id;
                 let source = MediaSource {
                     token_id: id,
                     erc1155: false,
                     metadata: r.metadata.clone(),
                     metadata_synced_at: r.last_metadata_sync,
                 };
-                Ok((r.token_id.clone(), source))
+                Ok((r.token_id, source))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         service.media(sources).await?;

@@ -1,13 +1,15 @@
 //! A token contract: its standard and metadata, spam and verified flags.
 use sea_orm::entity::prelude::*;
 
+use crate::types::Address;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "contracts")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub chain_id: i64,
     #[sea_orm(primary_key, auto_increment = false)]
-    pub address: String,
+    pub address: Address,
     /// `ERC20`, `ERC721` or `ERC1155` once known.
     pub standard: Option<String>,
     pub name: Option<String>,

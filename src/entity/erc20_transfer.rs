@@ -1,6 +1,8 @@
 //! One ERC20 `Transfer` log.
 use sea_orm::entity::prelude::*;
 
+use crate::types::{Address, Uint256};
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "erc20_transfers")]
 pub struct Model {
@@ -14,11 +16,11 @@ pub struct Model {
     pub block_timestamp: i64,
     pub transaction_hash: String,
     pub transaction_index: i32,
-    pub contract_address: String,
-    pub from_address: String,
-    pub to_address: String,
+    pub contract_address: Address,
+    pub from_address: Address,
+    pub to_address: Address,
     /// uint256 as 64 lowercase hex digits.
-    pub value: String,
+    pub value: Uint256,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

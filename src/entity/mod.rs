@@ -1,5 +1,6 @@
 //! sea-orm models of the tables created by `migration/`. They stay inside the crate: the APIs
-//! build their own types from them (see `query::model`).
+//! build their own types from them (see `query::model`). Addresses, uint256 values and token
+//! standards are typed columns ([`values`]): read as the boundary types, never parsed back later.
 pub mod address_label;
 pub mod api_key;
 pub mod block;
@@ -13,3 +14,4 @@ pub mod nft_token;
 pub mod nft_transfer;
 pub mod scope_sync;
 pub mod setting;
+mod values;

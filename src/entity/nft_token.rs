@@ -1,16 +1,18 @@
 //! One NFT token: its mint and its metadata.
 use sea_orm::entity::prelude::*;
 
+use crate::types::{Address, TokenStandard, Uint256};
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "nft_tokens")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub chain_id: i64,
     #[sea_orm(primary_key, auto_increment = false)]
-    pub contract_address: String,
+    pub contract_address: Address,
     #[sea_orm(primary_key, auto_increment = false)]
-    pub token_id: String,
-    pub contract_type: String,
+    pub token_id: Uint256,
+    pub contract_type: TokenStandard,
     pub token_uri: Option<String>,
     pub metadata: Option<String>,
     pub block_number_minted: Option<i64>,

@@ -1,6 +1,8 @@
 //! One NFT movement: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of a `TransferBatch` (`batch_index` is its position in the batch).
 use sea_orm::entity::prelude::*;
 
+use crate::types::{Address, TokenStandard, Uint256};
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "nft_transfers")]
 pub struct Model {
@@ -16,16 +18,16 @@ pub struct Model {
     pub block_timestamp: i64,
     pub transaction_hash: String,
     pub transaction_index: i32,
-    pub contract_address: String,
+    pub contract_address: Address,
     /// `ERC721` or `ERC1155`.
-    pub contract_type: String,
-    pub operator: Option<String>,
-    pub from_address: String,
-    pub to_address: String,
+    pub contract_type: TokenStandard,
+    pub operator: Option<Address>,
+    pub from_address: Address,
+    pub to_address: Address,
     /// uint256 as 64 lowercase hex digits.
-    pub token_id: String,
+    pub token_id: Uint256,
     /// uint256 as 64 lowercase hex digits.
-    pub amount: String,
+    pub amount: Uint256,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -4,6 +4,8 @@
 //! `retry_at`). Progress is `synced_to_block` of `[0, target_block)`.
 use sea_orm::entity::prelude::*;
 
+use crate::types::Address;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "scope_sync")]
 pub struct Model {
@@ -13,7 +15,7 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub scope: String,
     #[sea_orm(primary_key, auto_increment = false)]
-    pub address: String,
+    pub address: Address,
     pub state: String,
     /// Unix milliseconds: first asked for.
     pub requested_at: i64,

@@ -22,7 +22,7 @@ use super::rpc::{Rpc, RpcFailure};
 use crate::store::contracts::{self, ContractRead, StoredContract};
 use crate::store::now_ms;
 use crate::store::token_meta::{self, UnreadUri};
-use crate::types::{Address, Chain, TokenStandard, Uint256};
+use crate::types::{Address, Chain, TokenStandard};
 
 sol! {
     function name() returns (string);
@@ -126,15 +126,12 @@ async fn contracts_round(
                 decimals: decimals.map(i32::from).or(row.decimals),
                 read_at: now_ms(),
             };
-            contracts::record_read(db, row.chain_id, &row.address, read).await?;
+            contracts::record_read(db, row.chain_id, row.address, read).await?;
         }
     }
     if n > 0 {
         // Names and symbols arrived: the spam heuristics judge them.
-        let read: Vec<Address> = rows
-            .iter()
-            .filter_map(|r| Address::parse(&r.address).ok())
-            .collect();
+        let read: Vec<Address> = rows.iter().map(|r| r.address).collect();
         crate::lists::heuristics::apply(db, Some((chain, &read))).await?;
     }
     Ok(n)
@@ -158,9 +155,7 @@ async fn supports(rpc: &Rpc, address: Address, id: [u8; 4]) -> Result<bool, RpcF
 }
 
 async fn read_contract(rpc: &Rpc, row: &StoredContract) -> Result<Answers, RpcFailure> {
-    let Ok(address) = Address::parse(&row.address) else {
-        return Ok((None, None, None, None));
-    };
+    let address = row.address;
     let erc165 = if supports(rpc, address, ERC721_ID).await? {
         Some(TokenStandard::Erc721.as_str())
     } else if supports(rpc, address, ERC1155_ID).await? {
@@ -207,15 +202,8 @@ async fn tokens_round(db: &DatabaseConnection, chain: Chain, rpc: &Rpc) -> Resul
 }
 
 async fn read_token_uri(rpc: &Rpc, row: &UnreadUri) -> Result<Option<String>, RpcFailure> {
-    let (Ok(address), Ok(id)) = (
-        Address::parse(&row.contract),
-        Uint256::from_db(&row.token_id),
-    ) else {
-        return Ok(None);
-    };
-    let id: U256 = id.0;
-    let multi = TokenStandard::parse(&row.contract_type).is_ok_and(TokenStandard::is_multi_token);
-    let data = if multi {
+    let (address, id): (Address, U256) = (row.contract, row.token_id.0);
+    let data = if row.contract_type.is_multi_token() {
         uriCall { id }.abi_encode()
     } else {
         tokenURICall { id }.abi_encode()

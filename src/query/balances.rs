@@ -28,8 +28,8 @@ use erc20_transfer::Column as T;
 /// One transfer as a balance needs it.
 #[derive(Debug, FromQueryResult)]
 struct Movement {
-    contract_address: String,
-    value: String,
+    contract_address: Address,
+    value: Uint256,
 }
 
 impl TokenBalanceQuery {
@@ -86,14 +86,13 @@ impl TokenBalanceQuery {
 /// Received minus sent, per contract; wide enough that no sum of uint256 values overflows.
 #[derive(Default)]
 struct Ledger {
-    sums: BTreeMap<String, (U512, U512)>,
+    sums: BTreeMap<Address, (U512, U512)>,
 }
 
 impl Ledger {
     fn add(&mut self, rows: Vec<Movement>, incoming: bool) -> Result<(), QueryError> {
         for m in rows {
-            let v = Uint256::from_db(&m.value).map_err(|e| QueryError::Corrupt(e.0))?;
-            let wide = U512::from(v.0);
+            let wide = U512::from(m.value.0);
             let entry = self.sums.entry(m.contract_address).or_default();
             if incoming {
                 entry.0 += wide;
@@ -125,7 +124,6 @@ impl Ledger {
                 tracing::warn!(%owner, %contract, "ERC20 transfers sum past 2^256; left out");
                 continue;
             };
-            let contract = Address::parse(&contract).map_err(|e| QueryError::Corrupt(e.0))?;
             out.push(TokenBalance {
                 contract,
                 balance: Uint256::from_be_bytes(&low),
@@ -239,8 +237,8 @@ mod tests {
     fn moves(list: &[(&str, u64)]) -> Vec<Movement> {
         list.iter()
             .map(|(c, v)| Movement {
-                contract_address: (*c).to_string(),
-                value: Uint256::from_u64(*v).to_db(),
+                contract_address: Address::parse(c).unwrap_or_else(|e| panic!("{e}")),
+                value: Uint256::from_u64(*v),
             })
             .collect()
     }
@@ -269,13 +267,14 @@ mod tests {
     #[test]
     fn sums_past_2_pow_256_stay_exact() {
         let a = "0x00000000000000000000000000000000000000aa";
-        let max = Uint256::MAX.to_db();
+        let max = Uint256::MAX;
+        let contract = Address::parse(a).unwrap_or_else(|e| panic!("{e}"));
         let mut l = Ledger::default();
         let big = |n: usize| {
             (0..n)
                 .map(|_| Movement {
-                    contract_address: a.to_string(),
-                    value: max.clone(),
+                    contract_address: contract,
+                    value: max,
                 })
                 .collect::<Vec<_>>()
         };

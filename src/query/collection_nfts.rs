@@ -22,28 +22,28 @@ use super::walk::Walk;
 use super::{CollectionNft, CollectionNftsQuery, Edge, Page, QueryError, QueryService};
 use crate::entity::nft_holding;
 use crate::store::lists::padded;
-use crate::types::{Address, Scope, Uint256};
+use crate::types::{Address, Scope, TokenStandard, Uint256};
 
 use nft_holding::Column as H;
 
 /// One token id of the collection, grouped over its holders.
 #[derive(Debug, FromQueryResult)]
 struct Token {
-    token_id: String,
-    contract_type: String,
+    token_id: Uint256,
+    contract_type: TokenStandard,
     holders: i64,
     /// The lowest holder (the holder, when there is one).
-    owner: String,
+    owner: Address,
     /// The highest amount (the amount, when there is one holder).
-    amount: String,
+    amount: Uint256,
     block_number: i64,
 }
 
 /// One holding of a token held by several wallets.
 #[derive(Debug, FromQueryResult)]
 struct Share {
-    token_id: String,
-    amount: String,
+    token_id: Uint256,
+    amount: Uint256,
 }
 
 impl CollectionNftsQuery {
@@ -145,11 +145,11 @@ impl QueryService {
         &self,
         filter: Condition,
         tokens: &[Token],
-    ) -> Result<HashMap<String, Uint256>, QueryError> {
-        let ids: Vec<String> = tokens
+    ) -> Result<HashMap<Uint256, Uint256>, QueryError> {
+        let ids: Vec<Uint256> = tokens
             .iter()
             .filter(|t| t.holders > 1)
-            .map(|t| t.token_id.clone())
+            .map(|t| t.token_id)
             .collect();
         if ids.is_empty() {
             return Ok(HashMap::new());
@@ -163,10 +163,9 @@ impl QueryService {
             .into_model::<Share>()
             .all(&self.db)
             .await?;
-        let mut sums: HashMap<String, U512> = HashMap::new();
+        let mut sums: HashMap<Uint256, U512> = HashMap::new();
         for s in shares {
-            let v = Uint256::from_db(&s.amount).map_err(|e| QueryError::Corrupt(e.0))?;
-            *sums.entry(s.token_id).or_default() += U512::from(v.0);
+            *sums.entry(s.token_id).or_default() += U512::from(s.amount.0);
         }
         // An amount held is at most the supply, a uint256: a larger sum is a bug of ours.
         sums.into_iter()
@@ -187,29 +186,26 @@ impl QueryService {
 fn nft(
     contract: Address,
     t: Token,
-    shared: &HashMap<String, Uint256>,
+    shared: &HashMap<Uint256, Uint256>,
 ) -> Result<Edge<CollectionNft>, QueryError> {
-    let corrupt = |e: crate::types::ParseError| QueryError::Corrupt(e.0);
-    let token_id = Uint256::from_db(&t.token_id).map_err(corrupt)?;
+    let token_id = t.token_id;
     let (owner, amount) = if t.holders == 1 {
-        let owner = Address::parse(&t.owner).map_err(corrupt)?;
-        (Some(owner), Uint256::from_db(&t.amount).map_err(corrupt)?)
+        (Some(t.owner), t.amount)
     } else {
         // Absent only when its holdings changed between the two statements (the page then
         // says SYNCING): the largest share read with the group stands in.
         let amount = match shared.get(&t.token_id) {
             Some(a) => *a,
-            None => Uint256::from_db(&t.amount).map_err(corrupt)?,
+            None => t.amount,
         };
         (None, amount)
     };
     Ok(Edge {
-        key: vec![t.token_id],
+        key: vec![t.token_id.to_db()],
         node: CollectionNft {
             contract,
             token_id,
-            contract_type: crate::types::TokenStandard::parse(&t.contract_type)
-                .map_err(|e| QueryError::Corrupt(e.0))?,
+            contract_type: t.contract_type,
             owner,
             amount,
             block_number: u64::try_from(t.block_number).unwrap_or(0),

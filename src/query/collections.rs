@@ -12,15 +12,15 @@ use super::status::Needs;
 use super::walk::Walk;
 use super::{Edge, Page, QueryError, QueryService, WalletCollection, WalletCollectionsQuery};
 use crate::entity::nft_holding;
-use crate::types::{Address, Scope};
+use crate::types::{Address, Scope, TokenStandard};
 
 use nft_holding::Column as H;
 
 /// One group of the wallet's holdings.
 #[derive(Debug, FromQueryResult)]
 struct Group {
-    contract_address: String,
-    contract_type: String,
+    contract_address: Address,
+    contract_type: TokenStandard,
     tokens: i64,
 }
 
@@ -101,14 +101,11 @@ impl QueryService {
             .all(&self.db)
             .await?;
         walk.finish(self, rows, limit, incomplete, done.status, |g| {
-            let contract =
-                Address::parse(&g.contract_address).map_err(|e| QueryError::Corrupt(e.0))?;
             Ok(Edge {
-                key: vec![g.contract_address],
+                key: vec![g.contract_address.to_string()],
                 node: WalletCollection {
-                    contract,
-                    contract_type: crate::types::TokenStandard::parse(&g.contract_type)
-                        .map_err(|e| QueryError::Corrupt(e.0))?,
+                    contract: g.contract_address,
+                    contract_type: g.contract_type,
                     count: u64::try_from(g.tokens).unwrap_or(0),
                 },
             })

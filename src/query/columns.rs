@@ -43,7 +43,8 @@ pub fn column<T: Decodable>(row: &QueryResult, idx: usize) -> Result<Option<T>, 
     got.map_err(|e| DbErr::Type(format!("column {idx}: {e}")))
 }
 
-/// Column `idx` of `row`, which may not be NULL.
-pub fn required<T: Decodable>(row: &QueryResult, idx: usize) -> Result<T, DbErr> {
-    column(row, idx)?.ok_or_else(|| DbErr::Type(format!("column {idx} is NULL")))
+/// The value at position `idx` read as a typed column ([`crate::entity`]'s addresses, uint256
+/// values and standards): never NULL, and a stored text that does not parse is an error.
+pub fn typed<T: sea_orm::TryGetable>(row: &QueryResult, idx: usize) -> Result<T, DbErr> {
+    T::try_get_by_index(row, idx).map_err(DbErr::from)
 }

@@ -14,7 +14,7 @@ use super::walk::Walk;
 use super::{Edge, NftTransfer, NftTransferQuery, Page, QueryError, QueryService};
 use crate::entity::nft_transfer;
 use crate::store::lists::padded;
-use crate::types::{Address, Scope, SortOrder, Uint256};
+use crate::types::{Scope, SortOrder, Uint256};
 
 use nft_transfer::Column as T;
 
@@ -233,22 +233,19 @@ impl QueryService {
 
 /// A row as a record, keyed by its (block number, log index, batch index) position.
 fn nft_move(r: nft_transfer::Model) -> Result<Edge<NftTransfer>, QueryError> {
-    let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
-    let num = |s: &str| Uint256::from_db(s).map_err(|e| QueryError::Corrupt(e.0));
     let key = vec![
         r.block_number.to_string(),
         r.log_index.to_string(),
         r.batch_index.to_string(),
     ];
     let node = NftTransfer {
-        contract: addr(&r.contract_address)?,
-        token_id: num(&r.token_id)?,
-        contract_type: crate::types::TokenStandard::parse(&r.contract_type)
-            .map_err(|e| QueryError::Corrupt(e.0))?,
-        operator: r.operator.as_deref().map(addr).transpose()?,
-        from: addr(&r.from_address)?,
-        to: addr(&r.to_address)?,
-        amount: num(&r.amount)?,
+        contract: r.contract_address,
+        token_id: r.token_id,
+        contract_type: r.contract_type,
+        operator: r.operator,
+        from: r.from_address,
+        to: r.to_address,
+        amount: r.amount,
         block_number: r.block_number.max(0) as u64,
         block_hash: r.block_hash,
         block_timestamp: r.block_timestamp.max(0) as u64,

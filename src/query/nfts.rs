@@ -14,7 +14,7 @@ use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding, scope_sync};
 use crate::store::dialect::Dialect;
 use crate::store::lists::padded;
-use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState, TokenStandard, Uint256};
+use crate::types::{Chain, Scope, ScopeKind, ScopeState, TokenStandard};
 
 use nft_holding::Column as H;
 
@@ -266,19 +266,16 @@ impl QueryService {
 
 /// A row as a record, keyed by its (contract, token id) position.
 pub(super) fn holding(r: nft_holding::Model) -> Result<Edge<NftHolding>, QueryError> {
-    let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
-    let num = |s: &str| Uint256::from_db(s).map_err(|e| QueryError::Corrupt(e.0));
     let node = NftHolding {
-        contract: addr(&r.contract_address)?,
-        token_id: num(&r.token_id)?,
-        owner: addr(&r.owner_address)?,
-        amount: num(&r.amount)?,
-        contract_type: crate::types::TokenStandard::parse(&r.contract_type)
-            .map_err(|e| QueryError::Corrupt(e.0))?,
+        contract: r.contract_address,
+        token_id: r.token_id,
+        owner: r.owner_address,
+        amount: r.amount,
+        contract_type: r.contract_type,
         block_number: u64::try_from(r.block_number).unwrap_or(0),
     };
     Ok(Edge {
-        key: vec![r.contract_address, r.token_id],
+        key: vec![r.contract_address.to_string(), r.token_id.to_db()],
         node,
     })
 }

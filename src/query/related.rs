@@ -35,9 +35,8 @@ impl QueryService {
             .await?;
         rows.into_iter()
             .map(|r| {
-                let a = Address::parse(&r.address).map_err(|e| QueryError::Corrupt(e.0))?;
                 Ok((
-                    a,
+                    r.address,
                     ContractInfo {
                         standard: r.standard,
                         name: r.name,
@@ -63,23 +62,15 @@ impl QueryService {
             return Ok(HashMap::new());
         }
         let rows = if Dialect::of(&self.db).takes_key_arrays() {
-            let keys: Vec<(String, String)> = keys
-                .iter()
-                .map(|(a, t)| (a.to_string(), t.to_db()))
-                .collect();
-            let stmt = by_keys(
-                &TOKENS_BY_KEYS,
-                chain.db_id(),
-                keys.iter().map(|(a, t)| (a.as_str(), t.as_str())),
-            );
+            let stmt = by_keys(&TOKENS_BY_KEYS, chain.db_id(), keys.iter().copied());
             TokenRow::find_by_statement(stmt).all(&self.db).await?
         } else {
             let mut any = Condition::any();
             for (a, t) in &padded(keys.iter().copied().collect()) {
                 any = any.add(
                     Condition::all()
-                        .add(T::ContractAddress.eq(a.to_string()))
-                        .add(T::TokenId.eq(t.to_db())),
+                        .add(T::ContractAddress.eq(*a))
+                        .add(T::TokenId.eq(*t)),
                 );
             }
             nft_token::Entity::find()
@@ -91,14 +82,10 @@ impl QueryService {
                 .all(&self.db)
                 .await?
         };
-        rows.into_iter()
-            .map(|r| {
-                let a =
-                    Address::parse(&r.contract_address).map_err(|e| QueryError::Corrupt(e.0))?;
-                let t = Uint256::from_db(&r.token_id).map_err(|e| QueryError::Corrupt(e.0))?;
-                Ok(((a, t), r.info))
-            })
-            .collect()
+        Ok(rows
+            .into_iter()
+            .map(|r| ((r.contract_address, r.token_id), r.info))
+            .collect())
     }
 
     /// Labels of these addresses; unlabelled ones are absent.
@@ -116,19 +103,14 @@ impl QueryService {
             .filter(address_label::Column::Address.is_in(padded(keys.into_iter().collect())))
             .all(&self.db)
             .await?;
-        rows.into_iter()
-            .map(|r| {
-                let a = Address::parse(&r.address).map_err(|e| QueryError::Corrupt(e.0))?;
-                Ok((a, r.label))
-            })
-            .collect()
+        rows.into_iter().map(|r| Ok((r.address, r.label))).collect()
     }
 }
 
 /// The columns of `nft_tokens` a page shows, read by position ([`columns`]).
 struct TokenRow {
-    contract_address: String,
-    token_id: String,
+    contract_address: Address,
+    token_id: Uint256,
     info: TokenInfo,
 }
 
@@ -160,8 +142,8 @@ static TOKENS_BY_KEYS: LazyLock<String> = LazyLock::new(|| {
 impl FromQueryResult for TokenRow {
     fn from_query_result(row: &QueryResult, _pre: &str) -> Result<Self, DbErr> {
         Ok(Self {
-            contract_address: columns::required(row, 0)?,
-            token_id: columns::required(row, 1)?,
+            contract_address: columns::typed(row, 0)?,
+            token_id: columns::typed(row, 1)?,
             info: TokenInfo {
                 token_uri: columns::column(row, 2)?,
                 metadata: columns::column(row, 3)?,

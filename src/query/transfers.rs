@@ -13,7 +13,7 @@ use super::walk::Walk;
 use super::{DateRange, Edge, Erc20Transfer, Page, QueryError, QueryService, TransferQuery};
 use crate::entity::erc20_transfer;
 use crate::store::lists::padded;
-use crate::types::{Address, Scope, SortOrder, Uint256};
+use crate::types::{Scope, SortOrder};
 
 use erc20_transfer::Column as T;
 
@@ -260,13 +260,12 @@ impl QueryService {
 
 /// A row as a record, keyed by its (block number, log index) position.
 fn transfer(r: erc20_transfer::Model) -> Result<Edge<Erc20Transfer>, QueryError> {
-    let addr = |s: &str| Address::parse(s).map_err(|e| QueryError::Corrupt(e.0));
     let key = vec![r.block_number.to_string(), r.log_index.to_string()];
     let node = Erc20Transfer {
-        contract: addr(&r.contract_address)?,
-        from: addr(&r.from_address)?,
-        to: addr(&r.to_address)?,
-        value: Uint256::from_db(&r.value).map_err(|e| QueryError::Corrupt(e.0))?,
+        contract: r.contract_address,
+        from: r.from_address,
+        to: r.to_address,
+        value: r.value,
         block_number: r.block_number.max(0) as u64,
         block_hash: r.block_hash,
         block_timestamp: r.block_timestamp.max(0) as u64,

@@ -13,14 +13,13 @@ use sea_orm::{
 use crate::entity::contract;
 use crate::types::{Address, Chain};
 
-/// A stored contract. Addresses and flag sources are as stored: callers decide what an
-/// unreadable one means.
+/// A stored contract. Flag sources are as stored: callers decide what an unreadable one means.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredContract {
     /// The chain's id as stored.
     pub chain_id: i64,
-    /// The address as stored (lowercase hex).
-    pub address: String,
+    /// The contract's address.
+    pub address: Address,
     /// `ERC20`, `ERC721` or `ERC1155` once known.
     pub standard: Option<String>,
     /// `name()`, or a token list's name.
@@ -69,12 +68,10 @@ pub async fn get<C: ConnectionTrait>(
     chain: Chain,
     address: Address,
 ) -> Result<Option<StoredContract>, DbErr> {
-    Ok(
-        contract::Entity::find_by_id((chain.db_id(), address.to_string()))
-            .one(db)
-            .await?
-            .map(StoredContract::from),
-    )
+    Ok(contract::Entity::find_by_id((chain.db_id(), address))
+        .one(db)
+        .await?
+        .map(StoredContract::from))
 }
 
 /// The stored contracts among `addresses` of `chain` (one statement: callers keep the list
@@ -98,7 +95,7 @@ pub async fn among<C: ConnectionTrait>(
 /// page's last row's `(chain_id, address)`).
 pub async fn page<C: ConnectionTrait>(
     db: &C,
-    after: Option<(i64, String)>,
+    after: Option<(i64, Address)>,
     limit: u64,
 ) -> Result<Vec<StoredContract>, DbErr> {
     let mut find = contract::Entity::find();
@@ -152,11 +149,11 @@ pub struct ContractRead {
     pub read_at: i64,
 }
 
-/// Records a contract's read (`chain_id` and `address` as [`StoredContract`] has them).
+/// Records a contract's read (`chain_id` as [`StoredContract`] has it).
 pub async fn record_read<C: ConnectionTrait>(
     db: &C,
     chain_id: i64,
-    address: &str,
+    address: Address,
     read: ContractRead,
 ) -> Result<(), DbErr> {
     contract::Entity::update_many()
@@ -197,7 +194,7 @@ pub async fn upsert_contract_meta<C: ConnectionTrait>(
         metas.iter().map(|(a, m)| (a, m)).collect();
     let rows: Vec<contract::ActiveModel> = metas
         .into_iter()
-        .map(|(a, m)| bare(chain, a.to_string(), (*m).clone()).into())
+        .map(|(a, m)| bare(chain, *a, (*m).clone()).into())
         .collect();
     for chunk in rows.chunks(super::CHUNK) {
         contract::Entity::insert_many(chunk.to_vec())
@@ -236,7 +233,7 @@ pub async fn fill_contract_meta<C: ConnectionTrait>(
         metas.iter().map(|(a, m)| (a, m)).collect();
     let rows: Vec<contract::ActiveModel> = metas
         .into_iter()
-        .map(|(a, m)| bare(chain, a.to_string(), (*m).clone()).into())
+        .map(|(a, m)| bare(chain, *a, (*m).clone()).into())
         .collect();
     for chunk in rows.chunks(super::CHUNK) {
         contract::Entity::insert_many(chunk.to_vec())
@@ -255,7 +252,7 @@ pub async fn fill_contract_meta<C: ConnectionTrait>(
 }
 
 /// A contract row with nothing known but these metadata.
-pub(super) fn bare(chain: Chain, address: String, m: ContractMeta) -> contract::Model {
+pub(super) fn bare(chain: Chain, address: Address, m: ContractMeta) -> contract::Model {
     contract::Model {
         chain_id: chain.db_id(),
         address,

@@ -15,7 +15,7 @@ use sea_orm::{
 use super::dialect::{by_keys, key_join, Dialect};
 
 use crate::entity::{nft_holding, nft_token, nft_transfer};
-use crate::types::{TokenStandard, Uint256};
+use crate::types::{Address, TokenStandard, Uint256};
 
 /// Tokens per recomputation round.
 const TOKENS_PER_ROUND: usize = 200;
@@ -29,22 +29,17 @@ static MOVES_BY_KEYS: LazyLock<String> = LazyLock::new(|| {
         key_join("t", "contract_address", "token_id")
     )
 });
-const ZERO_ADDR: &str = "0x0000000000000000000000000000000000000000";
 
 fn token_condition(
     cid: i64,
-    tokens: &[(String, String)],
+    tokens: &[(Address, Uint256)],
     contract: impl ColumnTrait,
     id: impl ColumnTrait,
     chain: impl ColumnTrait,
 ) -> Condition {
     let mut any = Condition::any();
     for (c, t) in tokens {
-        any = any.add(
-            Condition::all()
-                .add(contract.eq(c.clone()))
-                .add(id.eq(t.clone())),
-        );
+        any = any.add(Condition::all().add(contract.eq(*c)).add(id.eq(*t)));
     }
     Condition::all().add(chain.eq(cid)).add(any)
 }
@@ -53,9 +48,9 @@ fn token_condition(
 pub(crate) async fn recompute_tokens<C: ConnectionTrait>(
     db: &C,
     cid: i64,
-    tokens: &BTreeSet<(String, String)>,
+    tokens: &BTreeSet<(Address, Uint256)>,
 ) -> Result<(), DbErr> {
-    let all: Vec<(String, String)> = tokens.iter().cloned().collect();
+    let all: Vec<(Address, Uint256)> = tokens.iter().cloned().collect();
     let pg = Dialect::of(db).takes_key_arrays();
     // PostgreSQL's statements take the tokens as two arrays: no parameter limit, no `OR`.
     let per_round = if pg {
@@ -76,15 +71,11 @@ async fn round_moves<C: ConnectionTrait>(
     db: &C,
     pg: bool,
     cid: i64,
-    round: &[(String, String)],
-) -> Result<BTreeMap<(String, String), Vec<nft_transfer::Model>>, DbErr> {
+    round: &[(Address, Uint256)],
+) -> Result<BTreeMap<(Address, Uint256), Vec<nft_transfer::Model>>, DbErr> {
     let moves = if pg {
         nft_transfer::Entity::find()
-            .from_raw_sql(by_keys(
-                &MOVES_BY_KEYS,
-                cid,
-                round.iter().map(|(c, t)| (c.as_str(), t.as_str())),
-            ))
+            .from_raw_sql(by_keys(&MOVES_BY_KEYS, cid, round.iter().copied()))
             .all(db)
             .await?
     } else {
@@ -103,10 +94,10 @@ async fn round_moves<C: ConnectionTrait>(
             .await?
     };
 
-    let mut per_token: BTreeMap<(String, String), Vec<nft_transfer::Model>> = BTreeMap::new();
+    let mut per_token: BTreeMap<(Address, Uint256), Vec<nft_transfer::Model>> = BTreeMap::new();
     for m in moves {
         per_token
-            .entry((m.contract_address.clone(), m.token_id.clone()))
+            .entry((m.contract_address, m.token_id))
             .or_default()
             .push(m);
     }
@@ -116,7 +107,7 @@ async fn round_moves<C: ConnectionTrait>(
 /// The holdings and token rows the moves make.
 fn derived_rows(
     cid: i64,
-    per_token: &BTreeMap<(String, String), Vec<nft_transfer::Model>>,
+    per_token: &BTreeMap<(Address, Uint256), Vec<nft_transfer::Model>>,
 ) -> (Vec<nft_holding::ActiveModel>, Vec<nft_token::ActiveModel>) {
     let mut holdings = Vec::new();
     let mut token_rows = Vec::new();
@@ -126,28 +117,28 @@ fn derived_rows(
             holdings.push(nft_holding::ActiveModel::from(nft_holding::Model {
                 chain_id: cid,
                 owner_address: owner,
-                contract_address: contract.clone(),
-                token_id: token_id.clone(),
-                contract_type: kind.clone(),
-                amount: amount.to_db(),
+                contract_address: *contract,
+                token_id: *token_id,
+                contract_type: kind,
+                amount,
                 block_number: block,
             }));
         }
-        let mint = moves.iter().find(|m| m.from_address == ZERO_ADDR);
+        let mint = moves.iter().find(|m| m.from_address.is_zero());
         token_rows.push(nft_token::ActiveModel::from(nft_token::Model {
             chain_id: cid,
-            contract_address: contract.clone(),
-            token_id: token_id.clone(),
+            contract_address: *contract,
+            token_id: *token_id,
             contract_type: kind,
             token_uri: None,
             metadata: None,
             block_number_minted: mint.map(|m| m.block_number),
             minter_address: mint.map(|m| {
-                if m.contract_type == TokenStandard::Erc1155.as_str() {
-                    m.operator.clone().unwrap_or_else(|| m.to_address.clone())
-                } else {
-                    m.to_address.clone()
-                }
+                let minter = match m.contract_type {
+                    TokenStandard::Erc1155 => m.operator.unwrap_or(m.to_address),
+                    _ => m.to_address,
+                };
+                minter.to_string()
             }),
             last_token_uri_sync: None,
             last_metadata_sync: None,
@@ -165,13 +156,13 @@ async fn replace_rows<C: ConnectionTrait>(
     db: &C,
     pg: bool,
     cid: i64,
-    round: &[(String, String)],
-    per_token: &BTreeMap<(String, String), Vec<nft_transfer::Model>>,
+    round: &[(Address, Uint256)],
+    per_token: &BTreeMap<(Address, Uint256), Vec<nft_transfer::Model>>,
     holdings: Vec<nft_holding::ActiveModel>,
     token_rows: Vec<nft_token::ActiveModel>,
 ) -> Result<(), DbErr> {
     // Tokens with no transfers left (all rolled back) lose their token row too.
-    let gone: Vec<(String, String)> = round
+    let gone: Vec<(Address, Uint256)> = round
         .iter()
         .filter(|k| !per_token.contains_key(*k))
         .cloned()
@@ -193,7 +184,7 @@ async fn replace_rows<C: ConnectionTrait>(
             "DELETE FROM nft_holdings h USING UNNEST($2::text[], $3::text[]) AS k(c, i) \
              WHERE h.chain_id = $1 AND h.contract_address = k.c AND h.token_id = k.i",
             cid,
-            round.iter().map(|(c, t)| (c.as_str(), t.as_str())),
+            round.iter().copied(),
         ))
         .await?;
     } else {
@@ -237,32 +228,31 @@ async fn replace_rows<C: ConnectionTrait>(
 /// Replays one token's transfers in order: owner -> (amount, block of latest acquisition), and
 /// the token's standard. Balances saturate at zero where history before the indexed range is
 /// missing.
-fn replay(moves: &[nft_transfer::Model]) -> (BTreeMap<String, (Uint256, i64)>, String) {
-    let mut holders: BTreeMap<String, (Uint256, i64)> = BTreeMap::new();
-    let mut kind = TokenStandard::Erc721.as_str().to_string();
+fn replay(moves: &[nft_transfer::Model]) -> (BTreeMap<Address, (Uint256, i64)>, TokenStandard) {
+    let mut holders: BTreeMap<Address, (Uint256, i64)> = BTreeMap::new();
+    let mut kind = TokenStandard::Erc721;
     for m in moves {
-        kind = m.contract_type.clone();
-        let amount = Uint256::from_db(&m.amount).unwrap_or(Uint256::ZERO);
-        if m.contract_type == TokenStandard::Erc721.as_str() {
+        kind = m.contract_type;
+        if m.contract_type == TokenStandard::Erc721 {
             holders.clear();
-            if m.to_address != ZERO_ADDR {
-                holders.insert(m.to_address.clone(), (Uint256::from_u64(1), m.block_number));
+            if !m.to_address.is_zero() {
+                holders.insert(m.to_address, (Uint256::from_u64(1), m.block_number));
             }
             continue;
         }
-        if m.from_address != ZERO_ADDR {
+        if !m.from_address.is_zero() {
             if let Some((bal, _)) = holders.get_mut(&m.from_address) {
-                *bal = bal.saturating_sub(amount);
+                *bal = bal.saturating_sub(m.amount);
                 if bal.is_zero() {
                     holders.remove(&m.from_address);
                 }
             }
         }
-        if m.to_address != ZERO_ADDR && !amount.is_zero() {
+        if !m.to_address.is_zero() && !m.amount.is_zero() {
             let e = holders
-                .entry(m.to_address.clone())
+                .entry(m.to_address)
                 .or_insert((Uint256::ZERO, m.block_number));
-            e.0 = e.0.saturating_add(amount);
+            e.0 = e.0.saturating_add(m.amount);
             e.1 = m.block_number;
         }
     }
@@ -273,7 +263,11 @@ fn replay(moves: &[nft_transfer::Model]) -> (BTreeMap<String, (Uint256, i64)>, S
 mod tests {
     use super::*;
 
-    fn mv(block: i64, kind: &str, from: &str, to: &str, amount: u64) -> nft_transfer::Model {
+    fn a(n: u8) -> Address {
+        Address::parse(&format!("0x{n:040x}")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn mv(block: i64, kind: TokenStandard, from: u8, to: u8, amount: u64) -> nft_transfer::Model {
         nft_transfer::Model {
             chain_id: 1,
             block_number: block,
@@ -283,44 +277,41 @@ mod tests {
             block_timestamp: 0,
             transaction_hash: String::new(),
             transaction_index: 0,
-            contract_address: "c".into(),
-            contract_type: kind.into(),
+            contract_address: a(0xc),
+            contract_type: kind,
             operator: None,
-            from_address: from.into(),
-            to_address: to.into(),
-            token_id: Uint256::ZERO.to_db(),
-            amount: Uint256::from_u64(amount).to_db(),
+            from_address: a(from),
+            to_address: a(to),
+            token_id: Uint256::ZERO,
+            amount: Uint256::from_u64(amount),
         }
     }
 
+    const ERC721: TokenStandard = TokenStandard::Erc721;
+    const ERC1155: TokenStandard = TokenStandard::Erc1155;
+
     #[test]
     fn erc721_follows_the_last_transfer_and_burns() {
-        let (h, _) = replay(&[
-            mv(1, "ERC721", ZERO_ADDR, "a", 1),
-            mv(5, "ERC721", "a", "b", 1),
-        ]);
+        let (h, _) = replay(&[mv(1, ERC721, 0, 0xa, 1), mv(5, ERC721, 0xa, 0xb, 1)]);
         assert_eq!(
             h.into_iter().collect::<Vec<_>>(),
-            vec![("b".into(), (Uint256::from_u64(1), 5))]
+            vec![(a(0xb), (Uint256::from_u64(1), 5))]
         );
-        let (h, _) = replay(&[
-            mv(1, "ERC721", ZERO_ADDR, "a", 1),
-            mv(2, "ERC721", "a", ZERO_ADDR, 1),
-        ]);
+        let (h, _) = replay(&[mv(1, ERC721, 0, 0xa, 1), mv(2, ERC721, 0xa, 0, 1)]);
         assert!(h.is_empty());
     }
 
     #[test]
     fn erc1155_balances_and_acquisition_block() {
         let (h, k) = replay(&[
-            mv(1, "ERC1155", ZERO_ADDR, "a", 10),
-            mv(2, "ERC1155", "a", "b", 4),
-            mv(3, "ERC1155", "a", "b", 6),
-            mv(4, "ERC1155", "x", "a", 1), // x's history is unknown: saturates
+            mv(1, ERC1155, 0, 0xa, 10),
+            mv(2, ERC1155, 0xa, 0xb, 4),
+            mv(3, ERC1155, 0xa, 0xb, 6),
+            mv(4, ERC1155, 0xf, 0xa, 1), // 0xf's history is unknown: saturates
         ]);
-        assert_eq!(k, "ERC1155");
-        assert_eq!(h["a"], (Uint256::from_u64(1), 4));
-        assert_eq!(h["b"], (Uint256::from_u64(10), 3));
-        assert!(!h.contains_key("x"));
+        assert_eq!(k, ERC1155);
+        assert_eq!(h[&a(0xa)], (Uint256::from_u64(1), 4));
+        assert_eq!(h[&a(0xb)], (Uint256::from_u64(10), 3));
+        assert!(!h.contains_key(&a(0xf)));
     }
 }

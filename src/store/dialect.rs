@@ -7,6 +7,8 @@
 use sea_orm::sea_query::ArrayType;
 use sea_orm::{ConnectionTrait, DbBackend, Statement, Value};
 
+use crate::types::{Address, Uint256};
+
 /// Bind parameters per statement: SQLite's `SQLITE_MAX_VARIABLE_NUMBER` (32,766 since 3.32).
 const SQLITE_PARAMS: usize = 32_766;
 /// Bind parameters per statement on MySQL/MariaDB (a 16-bit count in the protocol).
@@ -127,14 +129,14 @@ pub fn key_join(t: &str, contract: &str, id: &str) -> String {
 
 /// A PostgreSQL statement over a list of (contract, token id) keys: `$1` the chain, `$2`/`$3`
 /// the contracts and token ids as arrays (see [`key_join`]).
-pub fn by_keys<'a>(
+pub fn by_keys(
     sql: &str,
     chain_id: i64,
-    keys: impl IntoIterator<Item = (&'a str, &'a str)>,
+    keys: impl IntoIterator<Item = (Address, Uint256)>,
 ) -> Statement {
     let (contracts, ids): (Vec<Value>, Vec<Value>) = keys
         .into_iter()
-        .map(|(c, t)| (Value::from(c.to_string()), Value::from(t.to_string())))
+        .map(|(c, t)| (Value::from(c), Value::from(t)))
         .unzip();
     Statement::from_sql_and_values(
         DbBackend::Postgres,
@@ -176,7 +178,8 @@ mod tests {
             "SELECT t.* FROM nft_tokens t {}",
             key_join("t", "contract_address", "token_id")
         );
-        let stmt = by_keys(&sql, 1, [("0xa", "01"), ("0xb", "02")]);
+        let t = |n: u64| (Address::ZERO, Uint256::from_u64(n));
+        let stmt = by_keys(&sql, 1, [t(1), t(2)]);
         assert!(stmt.sql.contains("k.c AND t.token_id = k.i"));
         assert_eq!(stmt.values.map(|v| v.0.len()), Some(3));
     }

@@ -20,7 +20,7 @@ pub async fn set_flags<C: ConnectionTrait>(
     possible_spam: bool,
     verified: bool,
 ) -> Result<(), DbErr> {
-    let mut m = bare(chain, address.to_string(), ContractMeta::default());
+    let mut m = bare(chain, address, ContractMeta::default());
     m.possible_spam = possible_spam;
     m.verified = verified;
     let row: contract::ActiveModel = m.into();
@@ -103,15 +103,14 @@ pub async fn list_flag<C: ConnectionTrait>(
     addresses: &[Address],
 ) -> Result<ListOutcome, DbErr> {
     let (value_col, source_col) = flag.columns();
-    let addresses: std::collections::BTreeSet<String> =
-        addresses.iter().map(|a| a.to_string()).collect();
-    let addresses: Vec<String> = addresses.into_iter().collect();
+    let addresses: std::collections::BTreeSet<Address> = addresses.iter().copied().collect();
+    let addresses: Vec<Address> = addresses.into_iter().collect();
     let mut out = ListOutcome::default();
     for chunk in addresses.chunks(super::CHUNK) {
         let rows: Vec<contract::ActiveModel> = chunk
             .iter()
             .map(|a| {
-                let mut m = bare(chain, a.clone(), ContractMeta::default());
+                let mut m = bare(chain, *a, ContractMeta::default());
                 match flag {
                     Flag::Spam => {
                         m.possible_spam = true;
@@ -204,7 +203,7 @@ pub async fn admin_flag<C: ConnectionTrait>(
     let (value_col, source_col) = flag.columns();
     contract::Entity::insert(contract::ActiveModel::from(bare(
         chain,
-        address.to_string(),
+        address,
         ContractMeta::default(),
     )))
     .on_conflict(super::skip_existing([

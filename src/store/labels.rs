@@ -13,12 +13,10 @@ pub async fn label<C: ConnectionTrait>(
     chain: Chain,
     address: Address,
 ) -> Result<Option<String>, DbErr> {
-    Ok(
-        address_label::Entity::find_by_id((chain.db_id(), address.to_string()))
-            .one(db)
-            .await?
-            .map(|l| l.label),
-    )
+    Ok(address_label::Entity::find_by_id((chain.db_id(), address))
+        .one(db)
+        .await?
+        .map(|l| l.label))
 }
 
 /// How many addresses of `chain` are labelled.
@@ -42,7 +40,7 @@ pub async fn upsert_labels<C: ConnectionTrait>(
         .map(|(a, l)| {
             address_label::Model {
                 chain_id: chain.db_id(),
-                address: a.to_string(),
+                address: *a,
                 label: l.clone(),
             }
             .into()

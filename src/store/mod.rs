@@ -55,7 +55,7 @@ use sea_orm::{
 
 use crate::decode::{Erc20Move, NftMove};
 use crate::entity::{chain_state, contract};
-use crate::types::Chain;
+use crate::types::{Address, Chain, Uint256};
 
 /// Rows per multi-row INSERT: well under every backend's bind-parameter limit.
 pub(crate) const CHUNK: usize = 400;
@@ -147,21 +147,21 @@ pub async fn write_batch(
     nft.insert(&txn).await?;
 
     // Contracts seen, with the standard their events show.
-    let mut standards: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut standards: BTreeMap<Address, &'static str> = BTreeMap::new();
     for t in &batch.erc20 {
         standards
-            .entry(t.meta.contract.to_string())
+            .entry(t.meta.contract)
             .or_insert(crate::types::TokenStandard::Erc20.as_str());
     }
     for t in &batch.nft {
-        standards.insert(t.meta.contract.to_string(), t.standard.as_str());
+        standards.insert(t.meta.contract, t.standard.as_str());
     }
     record_contracts(&txn, cid, &standards).await?;
 
-    let touched: BTreeSet<(String, String)> = batch
+    let touched: BTreeSet<(Address, Uint256)> = batch
         .nft
         .iter()
-        .map(|t| (t.meta.contract.to_string(), t.token_id.to_db()))
+        .map(|t| (t.meta.contract, t.token_id))
         .collect();
     derive::recompute_tokens(&txn, cid, &touched).await?;
 
@@ -198,14 +198,14 @@ pub(crate) async fn lock_chain<C: ConnectionTrait>(db: &C, chain: Chain) -> Resu
 async fn record_contracts<C: ConnectionTrait>(
     db: &C,
     cid: i64,
-    standards: &BTreeMap<String, &'static str>,
+    standards: &BTreeMap<Address, &'static str>,
 ) -> Result<(), DbErr> {
     let rows: Vec<contract::ActiveModel> = standards
         .iter()
         .map(|(a, s)| {
             contract::Model {
                 chain_id: cid,
-                address: a.clone(),
+                address: *a,
                 standard: Some((*s).to_string()),
                 name: None,
                 symbol: None,
@@ -229,9 +229,9 @@ async fn record_contracts<C: ConnectionTrait>(
             .exec_without_returning(db)
             .await?;
     }
-    let mut by_standard: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut by_standard: BTreeMap<&str, Vec<Address>> = BTreeMap::new();
     for (a, s) in standards {
-        by_standard.entry(s).or_default().push(a.clone());
+        by_standard.entry(s).or_default().push(*a);
     }
     for (s, addrs) in by_standard {
         for chunk in addrs.chunks(CHUNK) {

@@ -10,7 +10,7 @@ use sea_orm::{
 use super::lease::{self, Fence};
 use super::{derive, set_checkpoint, Checkpoint, StoreError};
 use crate::entity::{block, erc20_transfer, nft_transfer};
-use crate::types::Chain;
+use crate::types::{Address, Chain, Uint256};
 
 /// What a rollback removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,13 +41,13 @@ pub async fn rollback_to(
             .await?
             .map_err(|holder| StoreError::LeaseLost { holder })?;
     }
-    let touched: BTreeSet<(String, String)> = nft_transfer::Entity::find()
+    let touched: BTreeSet<(Address, Uint256)> = nft_transfer::Entity::find()
         .select_only()
         .column(nft_transfer::Column::ContractAddress)
         .column(nft_transfer::Column::TokenId)
         .filter(nft_transfer::Column::ChainId.eq(cid))
         .filter(nft_transfer::Column::BlockNumber.gt(fork))
-        .into_tuple::<(String, String)>()
+        .into_tuple::<(Address, Uint256)>()
         .all(&txn)
         .await?
         .into_iter()

@@ -21,7 +21,7 @@ use sea_orm::{
 
 use super::now_ms;
 use crate::entity::scope_sync::{self, Column as S};
-use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState};
+use crate::types::{Chain, Scope, ScopeKind, ScopeState};
 
 /// How long a claimed scope stays claimed without progress before another worker may take it
 /// (each stored range renews it).
@@ -70,7 +70,7 @@ fn key(chain: Chain, scope: Scope) -> Condition {
     Condition::all()
         .add(S::ChainId.eq(chain.db_id()))
         .add(S::Scope.eq(scope.kind.as_str()))
-        .add(S::Address.eq(scope.address.to_string()))
+        .add(S::Address.eq(scope.address))
 }
 
 fn row(m: scope_sync::Model) -> Option<ScopeRow> {
@@ -78,7 +78,7 @@ fn row(m: scope_sync::Model) -> Option<ScopeRow> {
     Some(ScopeRow {
         scope: Scope {
             kind: ScopeKind::parse(&m.scope).ok()?,
-            address: Address::parse(&m.address).ok()?,
+            address: m.address,
         },
         state: ScopeState::from_db(&m.state),
         requested_at: m.requested_at,
@@ -144,7 +144,7 @@ pub async fn schedule<C: ConnectionTrait>(
         scope_sync::ActiveModel::from(scope_sync::Model {
             chain_id: chain.db_id(),
             scope: s.kind.as_str().into(),
-            address: s.address.to_string(),
+            address: s.address,
             state: ScopeState::Pending.as_str().into(),
             requested_at: now,
             updated_at: now,

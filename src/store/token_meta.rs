@@ -15,19 +15,19 @@ use sea_orm::{
 
 use super::now_ms;
 use crate::entity::nft_token::{self, Column as T};
-use crate::types::Chain;
+use crate::types::{Address, Chain, TokenStandard, Uint256};
 
 /// A token whose URI has not been read yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnreadUri {
     /// The chain's id as stored.
     pub chain_id: i64,
-    /// The contract's address as stored.
-    pub contract: String,
-    /// The token id as stored (64 lowercase hex digits).
-    pub token_id: String,
+    /// The contract's address.
+    pub contract: Address,
+    /// The token id.
+    pub token_id: Uint256,
     /// `ERC721` or `ERC1155`.
-    pub contract_type: String,
+    pub contract_type: TokenStandard,
     /// A URI already known (none is read then).
     pub token_uri: Option<String>,
 }
@@ -71,8 +71,8 @@ pub async fn record_uri<C: ConnectionTrait>(
         .col_expr(T::TokenUri, Expr::value(uri))
         .col_expr(T::LastTokenUriSync, Expr::value(now))
         .filter(T::ChainId.eq(token.chain_id))
-        .filter(T::ContractAddress.eq(token.contract.clone()))
-        .filter(T::TokenId.eq(token.token_id.clone()))
+        .filter(T::ContractAddress.eq(token.contract))
+        .filter(T::TokenId.eq(token.token_id))
         .exec(db)
         .await?;
     Ok(())
@@ -83,12 +83,12 @@ pub async fn record_uri<C: ConnectionTrait>(
 pub struct ClaimedToken {
     /// The chain's id as stored.
     pub chain_id: i64,
-    /// The contract's address as stored.
-    pub contract: String,
-    /// The token id as stored (64 lowercase hex digits).
-    pub token_id: String,
+    /// The contract's address.
+    pub contract: Address,
+    /// The token id.
+    pub token_id: Uint256,
     /// `ERC721` or `ERC1155`.
-    pub contract_type: String,
+    pub contract_type: TokenStandard,
     /// The token URI, when read (nothing is fetched without one).
     pub token_uri: Option<String>,
     /// Failed fetches since the last success.
@@ -99,9 +99,9 @@ pub struct ClaimedToken {
 
 type DueRow = (
     i64,
-    String,
-    String,
-    String,
+    Address,
+    Uint256,
+    TokenStandard,
     Option<String>,
     i32,
     Option<i64>,
@@ -141,8 +141,8 @@ pub async fn claim_for_fetch<C: ConnectionTrait>(
         let taken = nft_token::Entity::update_many()
             .col_expr(T::MetadataNextAt, Expr::value(lease_until))
             .filter(T::ChainId.eq(chain_id))
-            .filter(T::ContractAddress.eq(contract.clone()))
-            .filter(T::TokenId.eq(token_id.clone()))
+            .filter(T::ContractAddress.eq(contract))
+            .filter(T::TokenId.eq(token_id))
             .filter(T::MetadataNextAt.eq(next_at))
             .exec(db)
             .await?;
@@ -194,8 +194,8 @@ pub async fn record_fetch<C: ConnectionTrait>(
 ) -> Result<(), DbErr> {
     let update = nft_token::Entity::update_many()
         .filter(T::ChainId.eq(token.chain_id))
-        .filter(T::ContractAddress.eq(token.contract.clone()))
-        .filter(T::TokenId.eq(token.token_id.clone()))
+        .filter(T::ContractAddress.eq(token.contract))
+        .filter(T::TokenId.eq(token.token_id))
         .filter(T::MetadataNextAt.eq(token.lease_until));
     let update = match record {
         FetchRecord::Fetched {

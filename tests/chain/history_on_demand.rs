@@ -1770,7 +1770,7 @@ async fn every_synced_answer_holds_the_whole_history(backend: Backend) {
     let wallet_rows: BTreeSet<String> = rows
         .iter()
         .filter(|r| r.scope == "wallet")
-        .map(|r| r.address.clone())
+        .map(|r| r.address.to_string())
         .collect();
     let asked: BTreeSet<String> = wallets.iter().cloned().collect();
     let extra: BTreeSet<String> = wallet_rows.difference(&asked).cloned().collect();
@@ -1864,7 +1864,7 @@ async fn fifty_first_requests_fetch_one_history(backend: Backend) {
     let rows = scope_rows(&app.db).await;
     assert_eq!(rows.len(), 1, "{backend:?}: one scope row: {rows:?}");
     assert_eq!(
-        (rows[0].scope.as_str(), rows[0].address.as_str()),
+        (rows[0].scope.as_str(), rows[0].address.to_string().as_str()),
         ("wallet", w.as_str())
     );
     p.wait_count("held", 1, Duration::from_secs(20)).await;

@@ -536,11 +536,14 @@ async fn contract_metadata_by_eth_call(backend: Backend) {
     loop {
         let mut rows = Vec::new();
         for a in [&mkr, &usd, &quiet_nft, &quiet_multi] {
-            let r = tokenql::entity::contract::Entity::find_by_id((1i64, a.clone()))
-                .one(&app.db)
-                .await
-                .expect("select")
-                .expect("contract row");
+            let r = tokenql::entity::contract::Entity::find_by_id((
+                1i64,
+                tokenql::types::Address::parse(a).expect("address"),
+            ))
+            .one(&app.db)
+            .await
+            .expect("select")
+            .expect("contract row");
             rows.push(r);
         }
         if rows.iter().all(|r| r.metadata_fetched_at.is_some()) {

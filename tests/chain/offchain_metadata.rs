@@ -122,6 +122,11 @@ async fn mined_ok(chain: &Anvil, tx: &str) {
     }
 }
 
+/// A test's contract address, parsed.
+fn address(a: &str) -> tokenql::types::Address {
+    tokenql::types::Address::parse(a).expect("a valid address")
+}
+
 fn db_id(id: u64) -> String {
     format!("{id:064x}")
 }
@@ -136,10 +141,14 @@ async fn wait_token(
 ) -> nft_token::Model {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let t = nft_token::Entity::find_by_id((1i64, contract.to_string(), db_id(id)))
-            .one(db)
-            .await
-            .expect("nft_tokens");
+        let t = nft_token::Entity::find_by_id((
+            1i64,
+            address(contract),
+            tokenql::types::Uint256::from_u64(id),
+        ))
+        .one(db)
+        .await
+        .expect("nft_tokens");
         if let Some(t) = t {
             if cond(&t) {
                 return t;

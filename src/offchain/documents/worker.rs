@@ -10,7 +10,7 @@ use super::schedule::{FetchStatus, Schedule};
 use crate::offchain::fetch::{FetchError, Fetcher};
 use crate::store::now_ms;
 use crate::store::token_meta::{self, ClaimedToken as Job, FetchRecord};
-use crate::types::TokenStandard;
+use crate::types::{TokenStandard, Uint256};
 
 /// Longest `metadata_error` stored.
 const ERROR_CHARS: usize = 200;
@@ -29,9 +29,9 @@ enum Outcome {
 /// lowercase hex digits without `0x`, as the ERC1155 metadata spec says (the decimal
 /// substitution a few contracts expect is not the standard and is not attempted). ERC721
 /// URIs are used as they are.
-pub fn uri_for(contract_type: &str, token_uri: &str, token_id_hex64: &str) -> String {
-    if TokenStandard::parse(contract_type).is_ok_and(TokenStandard::is_multi_token) {
-        token_uri.replace("{id}", token_id_hex64)
+pub fn uri_for(contract_type: TokenStandard, token_uri: &str, token_id: Uint256) -> String {
+    if contract_type.is_multi_token() {
+        token_uri.replace("{id}", &token_id.to_db())
     } else {
         token_uri.to_string()
     }
@@ -151,7 +151,7 @@ async fn process(
     let result = match job.token_uri.as_deref() {
         None => Err((FetchStatus::InvalidUri, "no token URI".to_string())),
         Some(uri) => {
-            let uri = uri_for(&job.contract_type, uri, &job.token_id);
+            let uri = uri_for(job.contract_type, uri, job.token_id);
             match fetcher.get(&uri, max_bytes).await {
                 Ok(f) => json_object(&f.bytes).ok_or_else(|| {
                     (
@@ -260,21 +260,22 @@ mod tests {
 
     #[test]
     fn erc1155_id_substitution_is_the_spec_one() {
+        let token = Uint256::from_u64(314_592);
         let id = format!("{:064x}", 314_592u64);
         assert_eq!(
-            uri_for("ERC1155", "https://x.test/{id}.json", &id),
+            uri_for(TokenStandard::Erc1155, "https://x.test/{id}.json", token),
             format!("https://x.test/{id}.json")
         );
         assert_eq!(
-            uri_for("ERC1155", "ipfs://Qm/{id}/{id}", &id),
+            uri_for(TokenStandard::Erc1155, "ipfs://Qm/{id}/{id}", token),
             format!("ipfs://Qm/{id}/{id}")
         );
         assert_eq!(
-            uri_for("ERC721", "https://x.test/{id}.json", &id),
+            uri_for(TokenStandard::Erc721, "https://x.test/{id}.json", token),
             "https://x.test/{id}.json"
         );
         assert_eq!(
-            uri_for("ERC1155", "https://x.test/7", &id),
+            uri_for(TokenStandard::Erc1155, "https://x.test/7", token),
             "https://x.test/7"
         );
     }

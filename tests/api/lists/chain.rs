@@ -83,20 +83,26 @@ async fn token_list_fallback_and_heuristics_on_a_chain(backend: Backend) {
         let mut rows = Vec::new();
         for a in [&usd, &gift, &mkr] {
             rows.push(
-                tokenql::entity::contract::Entity::find_by_id((1i64, a.clone()))
-                    .one(&app.db)
-                    .await
-                    .expect("select")
-                    .expect("contract row"),
+                tokenql::entity::contract::Entity::find_by_id((
+                    1i64,
+                    tokenql::types::Address::parse(a).expect("address"),
+                ))
+                .one(&app.db)
+                .await
+                .expect("select")
+                .expect("contract row"),
             );
         }
         // The heuristics run right after the names are written, in the same round.
         if rows.iter().all(|r| r.metadata_fetched_at.is_some()) {
-            let again = tokenql::entity::contract::Entity::find_by_id((1i64, gift.clone()))
-                .one(&app.db)
-                .await
-                .expect("select")
-                .expect("contract row");
+            let again = tokenql::entity::contract::Entity::find_by_id((
+                1i64,
+                tokenql::types::Address::parse(&gift).expect("address"),
+            ))
+            .one(&app.db)
+            .await
+            .expect("select")
+            .expect("contract row");
             if again.spam_source.is_some() {
                 break rows;
             }

@@ -136,7 +136,7 @@ async fn erc20_labels_come_from_the_batch() {
     assert_eq!(r["from_wallet_label"], Value::Null);
     address_label::Entity::insert(address_label::ActiveModel {
         chain_id: Set(1),
-        address: Set(from.clone()),
+        address: Set(tokenql::types::Address::parse(&from).expect("address")),
         label: Set("Binance 1".into()),
     })
     .exec(&app.db)

@@ -672,7 +672,7 @@ async fn spawn_enriched() -> TestApp {
         scope_sync::ActiveModel::from(scope_sync::Model {
             chain_id: Chain::ETH.db_id(),
             scope: "contract".into(),
-            address: a.to_string(),
+            address: tokenql::types::Address::parse(a).expect("address"),
             state: "synced".into(),
             requested_at: now,
             updated_at: now,
@@ -692,7 +692,7 @@ async fn spawn_enriched() -> TestApp {
         .expect("synced collections");
     address_label::Entity::insert(address_label::ActiveModel::from(address_label::Model {
         chain_id: Chain::ETH.db_id(),
-        address: LABELED.to_string(),
+        address: tokenql::types::Address::parse(LABELED).expect("address"),
         label: LABEL.to_string(),
     }))
     .exec_without_returning(&app.db)
