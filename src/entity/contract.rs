@@ -1,7 +1,7 @@
 //! A token contract: its standard and metadata, spam and verified flags.
 use sea_orm::entity::prelude::*;
 
-use crate::types::Address;
+use crate::types::{Address, TokenStandard};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "contracts")]
@@ -11,7 +11,7 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub address: Address,
     /// `ERC20`, `ERC721` or `ERC1155` once known.
-    pub standard: Option<String>,
+    pub standard: Option<TokenStandard>,
     pub name: Option<String>,
     pub symbol: Option<String>,
     pub decimals: Option<i32>,

@@ -32,7 +32,7 @@ pub struct NftCollection {
     chain: Chain,
     address: types::Address,
     /// The standard, when the record that links here knows it.
-    contract_type: Option<String>,
+    contract_type: Option<types::TokenStandard>,
     primed: Arc<Primed>,
 }
 
@@ -41,7 +41,7 @@ impl NftCollection {
     pub fn new(
         chain: Chain,
         address: types::Address,
-        contract_type: Option<String>,
+        contract_type: Option<types::TokenStandard>,
         primed: Arc<Primed>,
     ) -> Self {
         Self {
@@ -80,11 +80,11 @@ impl NftCollection {
 
     /// `ERC721` or `ERC1155`; `null` while the contract's standard is unknown.
     async fn contract_type(&self) -> Result<Option<ContractType>, GqlError> {
-        if let Some(t) = &self.contract_type {
-            return ContractType::stored(t, self.address).map(Some);
+        if let Some(t) = self.contract_type {
+            return Ok(Some(t.into()));
         }
-        let standard = self.contract().await?.and_then(|c| c.standard.clone());
-        Ok(standard.as_deref().and_then(ContractType::parse))
+        let standard = self.contract().await?.and_then(|c| c.standard);
+        Ok(standard.map(ContractType::from))
     }
 
     /// The collection's name, when known.

@@ -58,11 +58,7 @@ pub async fn resolve(
     let primed = Primed::new(service, q.chain, answer.related);
     let linked = Linked::new(ctx, q.chain, format, primed);
     Ok(Connection::from_page(answer.page, |held| {
-        let fields = linked.fields(
-            held.contract,
-            held.token_id,
-            Some(held.contract_type.as_str()),
-        );
+        let fields = linked.fields(held.contract, held.token_id, Some(held.contract_type));
         CollectionNft(fields, Holders(held))
     }))
 }

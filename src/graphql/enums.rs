@@ -2,7 +2,6 @@
 
 use async_graphql::Enum;
 
-use super::error::GqlError;
 use crate::types::{self, SortOrder};
 
 /// How token ids are written.
@@ -45,21 +44,6 @@ impl From<types::TokenStandard> for ContractType {
             types::TokenStandard::Erc721 => ContractType::Erc721,
             types::TokenStandard::Erc1155 => ContractType::Erc1155,
         }
-    }
-}
-
-impl ContractType {
-    /// The type a contract's standard names (`ERC20`, `ERC721`, `ERC1155`).
-    pub fn parse(s: &str) -> Option<Self> {
-        types::TokenStandard::parse(s).ok().map(Self::from)
-    }
-
-    /// The type of a stored NFT record of `contract`: an unknown one is corrupt data (ours).
-    pub fn stored(s: &str, contract: types::Address) -> Result<Self, GqlError> {
-        Self::parse(s).ok_or_else(|| {
-            tracing::error!(contract_type = %s, contract = %contract, "stored NFT record has an unknown contract type");
-            GqlError::internal()
-        })
     }
 }
 

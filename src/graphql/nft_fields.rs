@@ -60,12 +60,12 @@ impl Linked {
         self: &Arc<Self>,
         contract: types::Address,
         token_id: types::Uint256,
-        contract_type: Option<&str>,
+        contract_type: Option<types::TokenStandard>,
     ) -> NftFields {
         NftFields {
             contract,
             token_id,
-            contract_type: contract_type.map(str::to_string),
+            contract_type,
             linked: self.clone(),
         }
     }
@@ -81,7 +81,7 @@ impl Linked {
 pub struct NftFields {
     contract: types::Address,
     token_id: types::Uint256,
-    contract_type: Option<String>,
+    contract_type: Option<types::TokenStandard>,
     linked: Arc<Linked>,
 }
 
@@ -110,11 +110,11 @@ impl NftFields {
 
     /// `ERC721` or `ERC1155`; `null` while the contract's standard is unknown.
     async fn contract_type(&self) -> Result<Option<ContractType>, GqlError> {
-        if let Some(t) = &self.contract_type {
-            return ContractType::stored(t, self.contract).map(Some);
+        if let Some(t) = self.contract_type {
+            return Ok(Some(t.into()));
         }
-        let standard = self.contract().await?.and_then(|c| c.standard.clone());
-        Ok(standard.as_deref().and_then(ContractType::parse))
+        let standard = self.contract().await?.and_then(|c| c.standard);
+        Ok(standard.map(ContractType::from))
     }
 
     /// A stable identifier of the token (chain, contract and token id): 32 hex digits.

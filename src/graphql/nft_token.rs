@@ -50,8 +50,7 @@ impl NftToken {
         if media {
             let erc1155 = rows
                 .contract(contract)
-                .and_then(|c| c.standard.as_deref())
-                .and_then(|s| types::TokenStandard::parse(s).ok())
+                .and_then(|c| c.standard)
                 .is_some_and(types::TokenStandard::is_multi_token);
             service
                 .read_media(&mut rows, &[(contract, token_id, erc1155)])

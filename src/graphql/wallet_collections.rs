@@ -30,7 +30,7 @@ impl Listed for WalletCollection {
 impl WalletCollection {
     /// The collection, to walk to its metadata, tokens, owners and moves.
     async fn collection(&self) -> NftCollection {
-        let t = Some(self.held.contract_type.as_str().to_string());
+        let t = Some(self.held.contract_type);
         NftCollection::new(self.chain, self.held.contract, t, self.primed.clone())
     }
 

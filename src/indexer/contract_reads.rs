@@ -113,13 +113,13 @@ async fn contracts_round(
         let reads = join_all(chunk.iter().map(|r| read_contract(rpc, r))).await;
         for (row, read) in chunk.iter().zip(reads) {
             let (name, symbol, decimals, erc165) = read?;
-            if let (Some(events), Some(declared)) = (row.standard.as_deref(), erc165) {
+            if let (Some(events), Some(declared)) = (row.standard, erc165) {
                 if events != declared {
-                    tracing::warn!(%chain, contract = %row.address, events, erc165 = declared, "contract's events and ERC165 disagree; keeping what its events show");
+                    tracing::warn!(%chain, contract = %row.address, %events, erc165 = %declared, "contract's events and ERC165 disagree; keeping what its events show");
                 }
             }
             let read = ContractRead {
-                standard: row.standard.clone().or(erc165.map(str::to_string)),
+                standard: row.standard.or(erc165),
                 // What the contract answers wins over a token list's fallback.
                 name: name.or(row.name.clone()),
                 symbol: symbol.or(row.symbol.clone()),
@@ -142,7 +142,7 @@ type Answers = (
     Option<String>,
     Option<String>,
     Option<u8>,
-    Option<&'static str>,
+    Option<TokenStandard>,
 );
 
 async fn supports(rpc: &Rpc, address: Address, id: [u8; 4]) -> Result<bool, RpcFailure> {
@@ -157,9 +157,9 @@ async fn supports(rpc: &Rpc, address: Address, id: [u8; 4]) -> Result<bool, RpcF
 async fn read_contract(rpc: &Rpc, row: &StoredContract) -> Result<Answers, RpcFailure> {
     let address = row.address;
     let erc165 = if supports(rpc, address, ERC721_ID).await? {
-        Some(TokenStandard::Erc721.as_str())
+        Some(TokenStandard::Erc721)
     } else if supports(rpc, address, ERC1155_ID).await? {
-        Some(TokenStandard::Erc1155.as_str())
+        Some(TokenStandard::Erc1155)
     } else {
         None
     };
@@ -171,11 +171,7 @@ async fn read_contract(rpc: &Rpc, row: &StoredContract) -> Result<Answers, RpcFa
         .eth_call(address, &symbolCall {}.abi_encode())
         .await?
         .and_then(|r| decode_text(&r));
-    let nft_events = row
-        .standard
-        .as_deref()
-        .and_then(|s| TokenStandard::parse(s).ok())
-        .is_some_and(|s| s != TokenStandard::Erc20);
+    let nft_events = row.standard.is_some_and(|s| s != TokenStandard::Erc20);
     let fungible = erc165.is_none() && !nft_events;
     let decimals = if fungible {
         rpc.eth_call(address, &decimalsCall {}.abi_encode())

@@ -212,7 +212,10 @@ async fn show(
     };
     Ok(vec![
         format!("contract       {} on {}", row.address, chain.name()),
-        format!("standard       {}", opt(row.standard.clone())),
+        format!(
+            "standard       {}",
+            opt(row.standard.map(|s| s.as_str().to_string()))
+        ),
         format!("name           {}", opt(row.name.clone())),
         format!("symbol         {}", opt(row.symbol.clone())),
         format!(

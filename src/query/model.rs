@@ -285,7 +285,7 @@ pub struct Erc20Transfer {
 /// Metadata of a token contract.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ContractInfo {
-    pub standard: Option<String>,
+    pub standard: Option<TokenStandard>,
     pub name: Option<String>,
     pub symbol: Option<String>,
     pub decimals: Option<u32>,

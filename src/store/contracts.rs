@@ -11,7 +11,7 @@ use sea_orm::{
 };
 
 use crate::entity::contract;
-use crate::types::{Address, Chain};
+use crate::types::{Address, Chain, TokenStandard};
 
 /// A stored contract. Flag sources are as stored: callers decide what an unreadable one means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub struct StoredContract {
     /// The contract's address.
     pub address: Address,
     /// `ERC20`, `ERC721` or `ERC1155` once known.
-    pub standard: Option<String>,
+    pub standard: Option<TokenStandard>,
     /// `name()`, or a token list's name.
     pub name: Option<String>,
     /// `symbol()`, or a token list's symbol.
@@ -138,7 +138,7 @@ pub async fn unread<C: ConnectionTrait>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContractRead {
     /// `ERC20`, `ERC721` or `ERC1155`, when known.
-    pub standard: Option<String>,
+    pub standard: Option<TokenStandard>,
     /// The contract's name.
     pub name: Option<String>,
     /// The contract's symbol.

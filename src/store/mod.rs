@@ -55,7 +55,7 @@ use sea_orm::{
 
 use crate::decode::{Erc20Move, NftMove};
 use crate::entity::{chain_state, contract};
-use crate::types::{Address, Chain, Uint256};
+use crate::types::{Address, Chain, TokenStandard, Uint256};
 
 /// Rows per multi-row INSERT: well under every backend's bind-parameter limit.
 pub(crate) const CHUNK: usize = 400;
@@ -147,14 +147,14 @@ pub async fn write_batch(
     nft.insert(&txn).await?;
 
     // Contracts seen, with the standard their events show.
-    let mut standards: BTreeMap<Address, &'static str> = BTreeMap::new();
+    let mut standards: BTreeMap<Address, TokenStandard> = BTreeMap::new();
     for t in &batch.erc20 {
         standards
             .entry(t.meta.contract)
-            .or_insert(crate::types::TokenStandard::Erc20.as_str());
+            .or_insert(TokenStandard::Erc20);
     }
     for t in &batch.nft {
-        standards.insert(t.meta.contract, t.standard.as_str());
+        standards.insert(t.meta.contract, t.standard);
     }
     record_contracts(&txn, cid, &standards).await?;
 
@@ -198,7 +198,7 @@ pub(crate) async fn lock_chain<C: ConnectionTrait>(db: &C, chain: Chain) -> Resu
 async fn record_contracts<C: ConnectionTrait>(
     db: &C,
     cid: i64,
-    standards: &BTreeMap<Address, &'static str>,
+    standards: &BTreeMap<Address, TokenStandard>,
 ) -> Result<(), DbErr> {
     let rows: Vec<contract::ActiveModel> = standards
         .iter()
@@ -206,7 +206,7 @@ async fn record_contracts<C: ConnectionTrait>(
             contract::Model {
                 chain_id: cid,
                 address: *a,
-                standard: Some((*s).to_string()),
+                standard: Some(*s),
                 name: None,
                 symbol: None,
                 decimals: None,
@@ -229,9 +229,9 @@ async fn record_contracts<C: ConnectionTrait>(
             .exec_without_returning(db)
             .await?;
     }
-    let mut by_standard: BTreeMap<&str, Vec<Address>> = BTreeMap::new();
+    let mut by_standard: BTreeMap<TokenStandard, Vec<Address>> = BTreeMap::new();
     for (a, s) in standards {
-        by_standard.entry(s).or_default().push(*a);
+        by_standard.entry(*s).or_default().push(*a);
     }
     for (s, addrs) in by_standard {
         for chunk in addrs.chunks(CHUNK) {

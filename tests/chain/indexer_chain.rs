@@ -553,7 +553,7 @@ async fn contract_metadata_by_eth_call(backend: Backend) {
                     m.name.as_deref(),
                     m.symbol.as_deref(),
                     m.decimals,
-                    m.standard.as_deref()
+                    m.standard.map(|s| s.as_str())
                 ),
                 (Some("Maker"), Some("MKR"), None, Some("ERC20")),
                 "bytes32 name and symbol, no decimals()"
@@ -563,11 +563,19 @@ async fn contract_metadata_by_eth_call(backend: Backend) {
                 (Some("Dollar"), Some("USD"), Some(6))
             );
             assert_eq!(
-                (n.standard.as_deref(), n.name.as_deref(), n.decimals),
+                (
+                    n.standard.map(|s| s.as_str()),
+                    n.name.as_deref(),
+                    n.decimals
+                ),
                 (Some("ERC721"), Some("Quiet"), None)
             );
             assert_eq!(
-                (x.standard.as_deref(), x.name.as_deref(), x.decimals),
+                (
+                    x.standard.map(|s| s.as_str()),
+                    x.name.as_deref(),
+                    x.decimals
+                ),
                 (Some("ERC1155"), None, None)
             );
             break;
