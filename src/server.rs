@@ -13,11 +13,10 @@
 use std::future::Future;
 
 use axum::extract::{Request, State};
-use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::app::{authenticate, AppState, AuthFailure, ReadFailed};
@@ -65,13 +64,12 @@ async fn rest_auth(State(state): State<AppState>, mut req: Request, next: Next) 
         Err(AuthFailure::RateLimited { retry_after_secs }) => {
             crate::rest::ApiError::RateLimited { retry_after_secs }.into_response()
         }
-        Err(f) => {
-            let status = match f {
-                AuthFailure::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-                _ => StatusCode::UNAUTHORIZED,
-            };
-            (status, Json(serde_json::json!({ "message": f.message() }))).into_response()
+        Err(AuthFailure::Unavailable) => crate::rest::ApiError::Unavailable {
+            context: "api key check",
+            detail: "the database is unavailable".to_string(),
         }
+        .into_response(),
+        Err(f) => crate::rest::ApiError::Unauthorized(f.message()).into_response(),
     }
 }
 
@@ -88,11 +86,7 @@ async fn deprecation(req: Request, next: Next) -> Response {
 }
 
 async fn not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        Json(serde_json::json!({ "message": "no such route" })),
-    )
-        .into_response()
+    crate::rest::ApiError::NotFound("no such route").into_response()
 }
 
 /// The whole application router.

@@ -46,8 +46,8 @@ pub enum ApiError {
     },
     /// 401: missing or unknown API key.
     Unauthorized(&'static str),
-    /// 404: no such route.
-    NotFound,
+    /// 404: no such route, or no such resource (the message says which).
+    NotFound(&'static str),
     /// 405: the route exists but only answers `GET`.
     MethodNotAllowed,
     /// 429: too many requests; retry after this many seconds.
@@ -111,7 +111,7 @@ impl ApiError {
         match self {
             ApiError::BadParam { .. } => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
@@ -124,7 +124,7 @@ impl ApiError {
         match self {
             ApiError::BadParam { param, rule } => format!("{param}: {rule}"),
             ApiError::Unauthorized(m) => (*m).to_string(),
-            ApiError::NotFound => "no such route".to_string(),
+            ApiError::NotFound(m) => (*m).to_string(),
             ApiError::MethodNotAllowed => "method not allowed; this route answers GET".to_string(),
             ApiError::RateLimited { retry_after_secs } => {
                 format!("rate limit exceeded; retry in {retry_after_secs} s")

@@ -4,9 +4,8 @@
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -147,11 +146,7 @@ impl MediaRecord {
 }
 
 fn not_found(message: &'static str) -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        Json(serde_json::json!({ "message": message })),
-    )
-        .into_response()
+    super::ApiError::NotFound(message).into_response()
 }
 
 /// `GET /media/{url_hash}/{file}`: a stored preview. 400 for a malformed hash, 404 for any
@@ -164,13 +159,7 @@ pub async fn preview_file(
         return not_found("no such preview");
     };
     if !is_url_hash(&hash) {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(serde_json::json!({
-                "message": "url_hash must be 64 lowercase hex digits"
-            })),
-        )
-            .into_response();
+        return super::ApiError::bad("url_hash", "must be 64 lowercase hex digits").into_response();
     }
     let Some(size) = PreviewSize::from_file_name(&file) else {
         return not_found("no such preview: the file is low.png, medium.png or high.png");
