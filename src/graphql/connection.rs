@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use async_graphql::{Enum, Object, OutputType, SimpleObject, TypeName};
 
+use super::plain::Plain;
+
 use crate::query::{self, CursorMint, Page};
 
 /// A node type of a list: the names of its connection and edge types in the schema.
@@ -18,6 +20,13 @@ pub trait Listed {
     const CONNECTION: &'static str;
     /// The name of `Edge<Self>`, e.g. `NftTransferEdge`.
     const EDGE: &'static str;
+
+    /// The value of the plain field `name` (a field without arguments or sub-selection) when
+    /// the node holds what it takes, for the direct path of [`super::plain`]; `None` leaves the
+    /// node to its ordinary resolver. No field is plain unless the node says so.
+    fn plain(&self, _name: &str) -> Option<async_graphql::Value> {
+        None
+    }
 }
 
 impl<N: Listed + Send + Sync> TypeName for Edge<N> {
@@ -49,8 +58,8 @@ impl<N: OutputType + Listed> Edge<N> {
     }
 
     /// The record.
-    async fn node(&self) -> &N {
-        &self.node
+    async fn node(&self) -> Plain<'_, N> {
+        Plain(&self.node)
     }
 }
 

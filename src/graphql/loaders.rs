@@ -178,6 +178,11 @@ impl Primed {
         Ok(label.map(|l| l.as_str().to_string()))
     }
 
+    /// The rows the answer read (for fields answered without waiting: see [`super::plain`]).
+    pub fn rows(&self) -> &query::Related {
+        &self.rows
+    }
+
     /// The preview media of an NFT, when its page read them and its metadata is fetched.
     pub fn media(&self, a: Address, t: Uint256) -> Option<&MediaInfo> {
         self.rows.media(a, t)

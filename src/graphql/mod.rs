@@ -54,6 +54,7 @@ pub mod nft;
 pub mod nft_fields;
 pub mod nft_token;
 pub mod nft_transfer;
+pub mod plain;
 pub mod query;
 pub mod scalars;
 pub mod token;

@@ -5,13 +5,14 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use async_graphql::{Context, Object};
+use async_graphql::{Context, Name, Object, Value};
 
 use super::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
 use super::media::{self, NftMedia};
+use super::plain::{nullable, text};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{Answer, ContractInfo, Include, NftHolding, NftQuery, QueryService, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
@@ -70,6 +71,42 @@ pub struct Nft {
 impl Listed for Nft {
     const CONNECTION: &'static str = "NftOwnerConnection";
     const EDGE: &'static str = "NftEdge";
+
+    /// Every field but `media`, as the resolvers below answer it, once its rows were read with
+    /// the page.
+    fn plain(&self, name: &str) -> Option<Value> {
+        let h = &self.holding;
+        let rows = self.primed.rows();
+        let contract = || rows.contract_read(h.contract);
+        let token = || rows.token_read(h.contract, h.token_id);
+        let opt_text = |v: Option<&String>| nullable(v, |s| text(s.as_str()));
+        Some(match name {
+            "tokenAddress" => text(h.contract.to_string()),
+            "tokenId" => text(format_id(&h.token_id, self.format)),
+            "contractType" => Value::Enum(Name::new(h.contract_type.as_str())),
+            "ownerOf" => text(h.owner.to_string()),
+            "amount" => text(h.amount.to_decimal()),
+            "blockNumber" => Value::from(h.block_number),
+            "blockNumberMinted" => {
+                nullable(token()?.and_then(|t| t.block_number_minted), Value::from)
+            }
+            "tokenUri" => opt_text(token()?.and_then(|t| t.token_uri.as_ref())),
+            "metadata" => opt_text(token()?.and_then(|t| t.metadata.as_ref())),
+            "name" => opt_text(contract()?.and_then(|c| c.name.as_ref())),
+            "symbol" => opt_text(contract()?.and_then(|c| c.symbol.as_ref())),
+            "tokenHash" => text(h.token_hash(self.chain)),
+            "minterAddress" => opt_text(token()?.and_then(|t| t.minter_address.as_ref())),
+            "possibleSpam" => Value::from(contract()?.is_some_and(|c| c.possible_spam)),
+            "verifiedCollection" => Value::from(contract()?.is_some_and(|c| c.verified)),
+            "lastTokenUriSync" => nullable(token()?.and_then(|t| t.last_token_uri_sync), |ms| {
+                text(iso8601_ms(ms))
+            }),
+            "lastMetadataSync" => nullable(token()?.and_then(|t| t.last_metadata_sync), |ms| {
+                text(iso8601_ms(ms))
+            }),
+            _ => return None,
+        })
+    }
 }
 
 impl Nft {

@@ -4,11 +4,12 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use async_graphql::{Context, Object};
+use async_graphql::{Context, Object, Value};
 
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
+use super::plain::{nullable, text};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, QueryService, TransferQuery};
 use crate::types::iso8601_secs;
@@ -22,6 +23,45 @@ pub struct Erc20Transfer {
 impl Listed for Erc20Transfer {
     const CONNECTION: &'static str = "Erc20TransferConnection";
     const EDGE: &'static str = "Erc20TransferEdge";
+
+    /// Every field, as the resolvers below answer it, once its rows were read with the page.
+    fn plain(&self, name: &str) -> Option<Value> {
+        let t = &self.transfer;
+        let rows = self.primed.rows();
+        let contract = || rows.contract_read(t.contract);
+        let label = |a| rows.label_read(a).map(|l| nullable(l, text));
+        Some(match name {
+            "contractAddress" => text(t.contract.to_string()),
+            "fromWallet" => text(t.from.to_string()),
+            "toWallet" => text(t.to.to_string()),
+            "fromWalletLabel" => label(t.from)?,
+            "toWalletLabel" => label(t.to)?,
+            "value" => text(t.value.to_decimal()),
+            "valueDecimal" => nullable(contract()?.and_then(|c| c.decimals), |d| {
+                text(t.value.to_decimal_scaled(d))
+            }),
+            "blockNumber" => Value::from(t.block_number),
+            "blockHash" => text(t.block_hash.as_str()),
+            "blockTimestamp" => text(iso8601_secs(t.block_timestamp)),
+            "transactionHash" => text(t.transaction_hash.as_str()),
+            "transactionIndex" => {
+                Value::from(i32::try_from(t.transaction_index).unwrap_or(i32::MAX))
+            }
+            "logIndex" => Value::from(i32::try_from(t.log_index).unwrap_or(i32::MAX)),
+            "tokenName" => nullable(contract()?.and_then(|c| c.name.as_deref()), text),
+            "tokenSymbol" => nullable(contract()?.and_then(|c| c.symbol.as_deref()), text),
+            "tokenLogo" => nullable(contract()?.and_then(|c| c.logo.as_deref()), text),
+            "tokenDecimals" => nullable(
+                contract()?
+                    .and_then(|c| c.decimals)
+                    .and_then(|d| i32::try_from(d).ok()),
+                Value::from,
+            ),
+            "possibleSpam" => Value::from(contract()?.is_some_and(|c| c.possible_spam)),
+            "verifiedCollection" => Value::from(contract()?.is_some_and(|c| c.verified)),
+            _ => return None,
+        })
+    }
 }
 
 impl Erc20Transfer {

@@ -635,3 +635,70 @@ fn collect_lists(v: &Value, out: &mut Vec<(String, usize)>) {
     }
     go(v, String::new(), out);
 }
+
+/// `query` with the first field of `fields` asked twice: the same answer, but a selection the
+/// direct path of a list's nodes leaves to the ordinary resolvers (which merge the two).
+fn through_resolvers(query: &str, fields: &str) -> String {
+    let first = fields.split_whitespace().next().expect("a field");
+    let doubled = query.replace(fields, &format!("{fields} {first}"));
+    assert_ne!(doubled, query, "the fields are in the query: {query}");
+    doubled
+}
+
+/// The direct path of list nodes (`graphql::plain`) and the ordinary resolvers answer every field
+/// alike: the same pages, asked both ways, are equal value for value (labels and token metadata
+/// included, contract and token rows present and absent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_nodes_answer_alike_on_both_paths() {
+    let env = setup().await;
+    let wallet = "0x430d5dde0cd48989737a95b4c46e1801a9a08531";
+    let plain = nfts_query();
+    let direct = env.data(&plain, json!({ "address": wallet })).await;
+    let resolved = env
+        .data(
+            &through_resolvers(&plain, NFT_FIELDS),
+            json!({ "address": wallet }),
+        )
+        .await;
+    assert_eq!(nodes(&direct["nftsByWallet"]).len(), WALLET_NFTS);
+    assert_eq!(direct, resolved);
+
+    let plain = transfers_query();
+    let first = env.data(&plain, json!({ "first": 50 })).await;
+    let sender = nodes(&first["erc20Transfers"])[0]["fromWallet"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let addr = tokenql::types::Address::parse(&sender).unwrap();
+    tokenql::store::labels::upsert_labels(
+        &env.db,
+        tokenql::types::Chain::ETH,
+        &[(addr, "Both Paths".to_string())],
+    )
+    .await
+    .unwrap();
+    let vars = json!({ "first": 100, "wallets": [sender] });
+    let direct = env.data(&plain, vars.clone()).await;
+    let resolved = env
+        .data(&through_resolvers(&plain, TRANSFER_FIELDS), vars)
+        .await;
+    let transfers = nodes(&direct["erc20Transfers"]);
+    assert!(transfers
+        .iter()
+        .any(|t| t["fromWalletLabel"] == "Both Paths"));
+    assert_eq!(direct, resolved);
+
+    // `@skip` and `@include` hold on either path.
+    let skipping = plain.replace(
+        "contractAddress fromWallet",
+        "contractAddress @skip(if: true) fromWallet @include(if: false)",
+    );
+    let skipped = env.data(&skipping, json!({ "first": 5 })).await;
+    for t in nodes(&skipped["erc20Transfers"]) {
+        assert!(
+            t.get("contractAddress").is_none() && t.get("fromWallet").is_none(),
+            "{t}"
+        );
+        assert!(t["toWallet"].is_string(), "{t}");
+    }
+}
