@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use async_graphql::{Enum, Object, OutputType, SimpleObject, TypeName};
 
-use super::plain::Plain;
+use super::plain::{Plain, PlainEdges};
 
 use crate::query::{self, CursorMint, Page};
 
@@ -49,12 +49,24 @@ pub struct Edge<N> {
     node: N,
 }
 
+impl<N> Edge<N> {
+    /// The cursor that resumes right after this record.
+    pub(super) fn cursor_text(&self) -> String {
+        self.mint.cursor(&self.key)
+    }
+
+    /// The record.
+    pub(super) fn record(&self) -> &N {
+        &self.node
+    }
+}
+
 /// A record of the list, with its cursor.
 #[Object(name_type)]
 impl<N: OutputType + Listed> Edge<N> {
     /// Pass as `after` to get the records that follow this one.
     async fn cursor(&self) -> String {
-        self.mint.cursor(&self.key)
+        self.cursor_text()
     }
 
     /// The record.
@@ -98,8 +110,8 @@ impl<N> Connection<N> {
 #[Object(name_type)]
 impl<N: OutputType + Listed> Connection<N> {
     /// The records of this page, each with the cursor that resumes right after it.
-    async fn edges(&self) -> &[Edge<N>] {
-        &self.edges
+    async fn edges(&self) -> PlainEdges<'_, N> {
+        PlainEdges(&self.edges)
     }
 
     /// Whether more pages follow, and the cursors to get them.

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Name, Object, Value};
 
-use super::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
+use super::connection::{Connection, Listed, PageInfo, SyncStatus};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
 use super::media::{self, NftMedia};
-use super::plain::{nullable, text};
+use super::plain::{nullable, text, PlainEdges};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{Answer, ContractInfo, Include, NftHolding, NftQuery, QueryService, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
@@ -27,8 +27,8 @@ pub struct NftConnection {
 #[Object]
 impl NftConnection {
     /// The NFTs of this page, each with the cursor that resumes right after it.
-    async fn edges(&self) -> &[Edge<Nft>] {
-        &self.inner.edges
+    async fn edges(&self) -> PlainEdges<'_, Nft> {
+        PlainEdges(&self.inner.edges)
     }
 
     /// Whether more pages follow, and the cursors to get them.

@@ -11,11 +11,11 @@
 use std::borrow::Cow;
 
 use async_graphql::indexmap::IndexMap;
-use async_graphql::parser::types::{Field, Selection};
+use async_graphql::parser::types::{Field, Selection, SelectionSet};
 use async_graphql::registry::Registry;
 use async_graphql::{ContextSelectionSet, OutputType, Positioned, ServerResult, Value};
 
-use super::connection::Listed;
+use super::connection::{Edge, Listed};
 
 /// A list's node, resolved directly when its selection allows ([`plain_object`]).
 pub struct Plain<'a, N>(pub &'a N);
@@ -34,32 +34,75 @@ impl<N: OutputType + Listed> OutputType for Plain<'_, N> {
         ctx: &ContextSelectionSet<'_>,
         field: &Positioned<Field>,
     ) -> ServerResult<Value> {
-        match plain_object(self.0, ctx) {
+        match plain_object(&ctx.item.node, N::type_name(), |f| self.0.plain_leaf(f)) {
             Some(object) => Ok(object),
             None => self.0.resolve(ctx, field).await,
         }
     }
 }
 
-/// The node's object when every selected item is a plain field it can answer; `None` otherwise.
-fn plain_object<N: OutputType + Listed>(node: &N, ctx: &ContextSelectionSet<'_>) -> Option<Value> {
-    let items = &ctx.item.node.items;
+/// A page's edges, written in one pass when each edge's selection is `cursor` and a `node`
+/// whose selection is plain ([`plain_object`]); otherwise resolved as an ordinary list.
+pub struct PlainEdges<'a, N>(pub &'a [Edge<N>]);
+
+impl<N: OutputType + Listed> OutputType for PlainEdges<'_, N> {
+    fn type_name() -> Cow<'static, str> {
+        <Vec<Edge<N>> as OutputType>::type_name()
+    }
+
+    fn qualified_type_name() -> String {
+        <Vec<Edge<N>> as OutputType>::qualified_type_name()
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        <Vec<Edge<N>> as OutputType>::create_type_info(registry)
+    }
+
+    async fn resolve(
+        &self,
+        ctx: &ContextSelectionSet<'_>,
+        field: &Positioned<Field>,
+    ) -> ServerResult<Value> {
+        let edges: Option<Vec<Value>> = self
+            .0
+            .iter()
+            .map(|edge| {
+                plain_object(&ctx.item.node, <Edge<N> as OutputType>::type_name(), |f| {
+                    edge.plain(f)
+                })
+            })
+            .collect();
+        match edges {
+            Some(edges) => Ok(Value::List(edges)),
+            None => self.0.resolve(ctx, field).await,
+        }
+    }
+}
+
+/// The object of a selection whose every item is a field `answer` can give (a field with a
+/// sub-selection comes with that selection); `None` when any item is not.
+fn plain_object<'s>(
+    selection: &'s SelectionSet,
+    type_name: Cow<'static, str>,
+    answer: impl Fn(Asked<'s>) -> Option<Value>,
+) -> Option<Value> {
+    let items = &selection.items;
     let mut object = IndexMap::with_capacity(items.len());
     for item in items {
         let Selection::Field(field) = &item.node else {
             return None;
         };
         let field = &field.node;
-        let plain = field.arguments.is_empty()
-            && field.directives.is_empty()
-            && field.selection_set.node.items.is_empty();
-        if !plain {
+        if !field.arguments.is_empty() || !field.directives.is_empty() {
             return None;
         }
         let name = field.name.node.as_str();
         let value = match name {
-            "__typename" => Value::String(N::type_name().into_owned()),
-            _ => node.plain(name)?,
+            "__typename" => Value::String(type_name.to_string()),
+            _ => answer(Asked {
+                name,
+                selection: &field.selection_set.node,
+            })?,
         };
         // A key asked twice is merged by the ordinary resolver.
         if object
@@ -70,6 +113,42 @@ fn plain_object<N: OutputType + Listed>(node: &N, ctx: &ContextSelectionSet<'_>)
         }
     }
     Some(Value::Object(object))
+}
+
+/// A field asked of an object, with its sub-selection (empty for a leaf).
+#[derive(Clone, Copy)]
+pub struct Asked<'s> {
+    /// The field's name in the schema.
+    pub name: &'s str,
+    /// What is asked of its value.
+    pub selection: &'s SelectionSet,
+}
+
+impl<N: OutputType + Listed> Edge<N> {
+    /// `cursor`, and `node` when its own selection is plain.
+    fn plain(&self, asked: Asked<'_>) -> Option<Value> {
+        match asked.name {
+            "cursor" if asked.selection.items.is_empty() => Some(Value::String(self.cursor_text())),
+            "node" => plain_object(asked.selection, N::type_name(), |f| {
+                self.record().plain_leaf(f)
+            }),
+            _ => None,
+        }
+    }
+}
+
+trait PlainLeaf {
+    /// A leaf field's value ([`Listed::plain`]); a field with a sub-selection is not plain.
+    fn plain_leaf(&self, asked: Asked<'_>) -> Option<Value>;
+}
+
+impl<N: Listed> PlainLeaf for N {
+    fn plain_leaf(&self, asked: Asked<'_>) -> Option<Value> {
+        if !asked.selection.items.is_empty() {
+            return None;
+        }
+        self.plain(asked.name)
+    }
 }
 
 /// `Some(v)` as a nullable GraphQL value.
