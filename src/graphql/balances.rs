@@ -6,6 +6,7 @@ use async_graphql::{Context, Object};
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::{selects, Primed};
+use super::plain::PlainNode;
 use super::scalars::Uint256;
 use super::token::{Token, CONTRACT_FIELDS};
 use crate::query::{self, Include, QueryService, TokenBalanceQuery};
@@ -20,6 +21,9 @@ impl Listed for TokenBalance {
     const CONNECTION: &'static str = "TokenBalanceConnection";
     const EDGE: &'static str = "TokenBalanceEdge";
 }
+
+/// Every field goes through the ordinary resolvers.
+impl PlainNode for TokenBalance {}
 
 /// A wallet's balance of one ERC20 token, from the wallet's whole transfer history.
 #[Object]

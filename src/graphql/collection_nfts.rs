@@ -7,6 +7,7 @@ use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::Primed;
 use super::nft_fields::{wants, Linked, NftFields};
+use super::plain::PlainNode;
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, CollectionNftsQuery, QueryService};
 use crate::types;
@@ -20,6 +21,9 @@ impl Listed for CollectionNft {
     const CONNECTION: &'static str = "CollectionNftConnection";
     const EDGE: &'static str = "CollectionNftEdge";
 }
+
+/// Every field goes through the ordinary resolvers.
+impl PlainNode for CollectionNft {}
 
 /// The `Holders` object: merged into `CollectionNft`.
 pub struct Holders(query::CollectionNft);

@@ -10,23 +10,16 @@ use std::sync::Arc;
 
 use async_graphql::{Enum, Object, OutputType, SimpleObject, TypeName};
 
-use super::plain::{Plain, PlainEdges};
+use super::plain::{Plain, PlainEdge, PlainEdges, PlainNode};
 
 use crate::query::{self, CursorMint, Page};
 
 /// A node type of a list: the names of its connection and edge types in the schema.
-pub trait Listed {
+pub trait Listed: PlainNode {
     /// The name of `Connection<Self>`, e.g. `NftTransferConnection`.
     const CONNECTION: &'static str;
     /// The name of `Edge<Self>`, e.g. `NftTransferEdge`.
     const EDGE: &'static str;
-
-    /// The value of the plain field `name` (a field without arguments or sub-selection) when
-    /// the node holds what it takes, for the direct path of [`super::plain`]; `None` leaves the
-    /// node to its ordinary resolver. No field is plain unless the node says so.
-    fn plain(&self, _name: &str) -> Option<async_graphql::Value> {
-        None
-    }
 }
 
 impl<N: Listed + Send + Sync> TypeName for Edge<N> {
@@ -49,14 +42,14 @@ pub struct Edge<N> {
     node: N,
 }
 
-impl<N> Edge<N> {
-    /// The cursor that resumes right after this record.
-    pub(super) fn cursor_text(&self) -> String {
+impl<N: OutputType + Listed> PlainEdge for Edge<N> {
+    type Node = N;
+
+    fn cursor_text(&self) -> String {
         self.mint.cursor(&self.key)
     }
 
-    /// The record.
-    pub(super) fn record(&self) -> &N {
+    fn record(&self) -> &N {
         &self.node
     }
 }
@@ -110,7 +103,7 @@ impl<N> Connection<N> {
 #[Object(name_type)]
 impl<N: OutputType + Listed> Connection<N> {
     /// The records of this page, each with the cursor that resumes right after it.
-    async fn edges(&self) -> PlainEdges<'_, N> {
+    async fn edges(&self) -> PlainEdges<'_, Edge<N>> {
         PlainEdges(&self.edges)
     }
 

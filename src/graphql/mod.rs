@@ -10,12 +10,14 @@
 //!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
 //!   (`NftTransfer`), [`media`] (`NftMedia`). Modules import one another one way only (the
 //!   `architecture` test): a list's node never leads back to the object that lists it.
-//! - [`connection`]: the generic `Connection`/`Edge` every list uses, `PageInfo`, `SyncStatus`.
+//! - [`connection`]: the generic `Connection`/`Edge` every list uses, `PageInfo`, `SyncStatus`;
+//!   [`plain`]: the direct path that writes a page's plain nodes and edges in one pass.
 //! - [`args`]: argument parsing into [`crate::types`]; [`enums`]; [`scalars`]: `Address`,
 //!   `Uint256` (a decimal string: never a float) and `BlockNumber`.
-//! - [`loaders`]: DataLoaders for contract metadata, token rows and labels: a page costs a
-//!   constant number of statements, whatever its size (a list nested in each node of a page
-//!   costs its own statements per node, which the complexity limit bounds).
+//! - [`loaders`]: the rows a page's answer carries, shared by its nodes, and a DataLoader for
+//!   rows reached past the page: a page costs a constant number of statements, whatever its
+//!   size (a list nested in each node of a page costs its own statements per node, which the
+//!   complexity limit bounds).
 //! - [`error`]: the error policy (`extensions.code`, HTTP statuses).
 //! - [`http`]: `POST`/`GET /graphql` behind the API key, and the GraphiQL page `/playground`.
 //!

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Name, Object, Value};
 
-use super::connection::{Connection, Listed, PageInfo, SyncStatus};
+use super::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
 use super::media::{self, NftMedia};
-use super::plain::{nullable, text, PlainEdges};
+use super::plain::{nullable, text, PlainEdges, PlainNode};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{Answer, ContractInfo, Include, NftHolding, NftQuery, QueryService, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
@@ -27,7 +27,7 @@ pub struct NftConnection {
 #[Object]
 impl NftConnection {
     /// The NFTs of this page, each with the cursor that resumes right after it.
-    async fn edges(&self) -> PlainEdges<'_, Nft> {
+    async fn edges(&self) -> PlainEdges<'_, Edge<Nft>> {
         PlainEdges(&self.inner.edges)
     }
 
@@ -71,7 +71,9 @@ pub struct Nft {
 impl Listed for Nft {
     const CONNECTION: &'static str = "NftOwnerConnection";
     const EDGE: &'static str = "NftEdge";
+}
 
+impl PlainNode for Nft {
     /// Every field but `media`, as the resolvers below answer it, once its rows were read with
     /// the page.
     fn plain(&self, name: &str) -> Option<Value> {

@@ -10,6 +10,7 @@ use super::connection::{Connection, Listed};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
+use super::plain::PlainNode;
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, NftTransferQuery, QueryService};
 use crate::types::{self, iso8601_secs};
@@ -31,6 +32,9 @@ impl Listed for NftTransfer {
     const CONNECTION: &'static str = "NftTransferConnection";
     const EDGE: &'static str = "NftTransferEdge";
 }
+
+/// Every field goes through the ordinary resolvers.
+impl PlainNode for NftTransfer {}
 
 /// One NFT move: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of an ERC1155
 /// `TransferBatch` (a batch of n ids is n moves, in batch order). Mints come from the zero

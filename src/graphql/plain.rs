@@ -3,7 +3,7 @@
 //! future, one context and one map insertion per field, for every node of the page) costs more
 //! server CPU than the answer itself. When a node's selection holds only plain fields (no
 //! arguments, directives, fragments or sub-selections) and the node can answer every one of them
-//! from what it holds ([`Listed::plain`]), [`Plain`] writes the node's object in one pass;
+//! from what it holds ([`PlainNode::plain`]), [`Plain`] writes the node's object in one pass;
 //! anything else goes to the node's ordinary resolver, unchanged. Both paths give the same
 //! values (`tests/api/graphql_api.rs` asks the same pages both ways); `@skip` and `@include`
 //! are applied by async-graphql before a selection reaches either.
@@ -15,12 +15,30 @@ use async_graphql::parser::types::{Field, Selection, SelectionSet};
 use async_graphql::registry::Registry;
 use async_graphql::{ContextSelectionSet, OutputType, Positioned, ServerResult, Value};
 
-use super::connection::{Edge, Listed};
+/// A list's node type: the plain fields it can answer from what it holds.
+pub trait PlainNode {
+    /// The value of the plain field `name` (a field without arguments or sub-selection) when
+    /// the node holds what it takes; `None` leaves the node to its ordinary resolver. No field
+    /// is plain unless the node says so.
+    fn plain(&self, _name: &str) -> Option<Value> {
+        None
+    }
+}
+
+/// A list's edge type: its cursor and its node.
+pub trait PlainEdge {
+    /// The node type.
+    type Node: OutputType + PlainNode;
+    /// The cursor that resumes right after this edge.
+    fn cursor_text(&self) -> String;
+    /// The node.
+    fn record(&self) -> &Self::Node;
+}
 
 /// A list's node, resolved directly when its selection allows ([`plain_object`]).
 pub struct Plain<'a, N>(pub &'a N);
 
-impl<N: OutputType + Listed> OutputType for Plain<'_, N> {
+impl<N: OutputType + PlainNode> OutputType for Plain<'_, N> {
     fn type_name() -> Cow<'static, str> {
         N::type_name()
     }
@@ -43,19 +61,19 @@ impl<N: OutputType + Listed> OutputType for Plain<'_, N> {
 
 /// A page's edges, written in one pass when each edge's selection is `cursor` and a `node`
 /// whose selection is plain ([`plain_object`]); otherwise resolved as an ordinary list.
-pub struct PlainEdges<'a, N>(pub &'a [Edge<N>]);
+pub struct PlainEdges<'a, E>(pub &'a [E]);
 
-impl<N: OutputType + Listed> OutputType for PlainEdges<'_, N> {
+impl<E: OutputType + PlainEdge> OutputType for PlainEdges<'_, E> {
     fn type_name() -> Cow<'static, str> {
-        <Vec<Edge<N>> as OutputType>::type_name()
+        <Vec<E> as OutputType>::type_name()
     }
 
     fn qualified_type_name() -> String {
-        <Vec<Edge<N>> as OutputType>::qualified_type_name()
+        <Vec<E> as OutputType>::qualified_type_name()
     }
 
     fn create_type_info(registry: &mut Registry) -> String {
-        <Vec<Edge<N>> as OutputType>::create_type_info(registry)
+        <Vec<E> as OutputType>::create_type_info(registry)
     }
 
     async fn resolve(
@@ -66,11 +84,7 @@ impl<N: OutputType + Listed> OutputType for PlainEdges<'_, N> {
         let edges: Option<Vec<Value>> = self
             .0
             .iter()
-            .map(|edge| {
-                plain_object(&ctx.item.node, <Edge<N> as OutputType>::type_name(), |f| {
-                    edge.plain(f)
-                })
-            })
+            .map(|edge| plain_object(&ctx.item.node, E::type_name(), |f| plain_edge(edge, f)))
             .collect();
         match edges {
             Some(edges) => Ok(Value::List(edges)),
@@ -124,25 +138,23 @@ pub struct Asked<'s> {
     pub selection: &'s SelectionSet,
 }
 
-impl<N: OutputType + Listed> Edge<N> {
-    /// `cursor`, and `node` when its own selection is plain.
-    fn plain(&self, asked: Asked<'_>) -> Option<Value> {
-        match asked.name {
-            "cursor" if asked.selection.items.is_empty() => Some(Value::String(self.cursor_text())),
-            "node" => plain_object(asked.selection, N::type_name(), |f| {
-                self.record().plain_leaf(f)
-            }),
-            _ => None,
-        }
+/// An edge's `cursor`, and its `node` when the node's own selection is plain.
+fn plain_edge<E: PlainEdge>(edge: &E, asked: Asked<'_>) -> Option<Value> {
+    match asked.name {
+        "cursor" if asked.selection.items.is_empty() => Some(Value::String(edge.cursor_text())),
+        "node" => plain_object(asked.selection, E::Node::type_name(), |f| {
+            edge.record().plain_leaf(f)
+        }),
+        _ => None,
     }
 }
 
 trait PlainLeaf {
-    /// A leaf field's value ([`Listed::plain`]); a field with a sub-selection is not plain.
+    /// A leaf field's value ([`PlainNode::plain`]); a field with a sub-selection is not plain.
     fn plain_leaf(&self, asked: Asked<'_>) -> Option<Value>;
 }
 
-impl<N: Listed> PlainLeaf for N {
+impl<N: PlainNode> PlainLeaf for N {
     fn plain_leaf(&self, asked: Asked<'_>) -> Option<Value> {
         if !asked.selection.items.is_empty() {
             return None;

@@ -9,7 +9,7 @@ use async_graphql::{Context, Object, Value};
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
-use super::plain::{nullable, text};
+use super::plain::{nullable, text, PlainNode};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, QueryService, TransferQuery};
 use crate::types::iso8601_secs;
@@ -23,7 +23,9 @@ pub struct Erc20Transfer {
 impl Listed for Erc20Transfer {
     const CONNECTION: &'static str = "Erc20TransferConnection";
     const EDGE: &'static str = "Erc20TransferEdge";
+}
 
+impl PlainNode for Erc20Transfer {
     /// Every field, as the resolvers below answer it, once its rows were read with the page.
     fn plain(&self, name: &str) -> Option<Value> {
         let t = &self.transfer;

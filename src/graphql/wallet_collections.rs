@@ -9,6 +9,7 @@ use super::collection::{NftCollection, CONTRACT_FIELDS};
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
+use super::plain::PlainNode;
 use crate::query::{self, QueryService, WalletCollectionsQuery};
 use crate::types::Chain;
 
@@ -24,6 +25,9 @@ impl Listed for WalletCollection {
     const CONNECTION: &'static str = "WalletCollectionConnection";
     const EDGE: &'static str = "WalletCollectionEdge";
 }
+
+/// Every field goes through the ordinary resolvers.
+impl PlainNode for WalletCollection {}
 
 /// A collection a wallet holds tokens of.
 #[Object]
