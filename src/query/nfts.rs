@@ -1,15 +1,14 @@
 //! Which NFTs does this wallet own?
 
-use std::sync::Arc;
-
 use sea_orm::sea_query::{Expr, ExprTrait, Query, SelectStatement};
 use sea_orm::{
     ColumnTrait, Condition, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
 use super::answer::{Answer, Include};
-use super::cursor::{query_digest, CursorKind, CursorMint};
+use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
+use super::walk::Walk;
 use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding, scope_sync};
 use crate::store::dialect::Dialect;
@@ -135,13 +134,8 @@ impl QueryService {
         q: &NftQuery,
         after: Option<&str>,
     ) -> Result<Page<NftHolding>, QueryError> {
-        let digest = q.digest();
-        let start = after
-            .map(|c| self.cursors.decode(c, CursorKind::Nft, &digest))
-            .transpose()?;
-        let page = start.as_ref().map_or(1, |p| p.p);
-
-        let keyset = start.as_ref().map(|p| self.nft_keyset(&p.a)).transpose()?;
+        let walk = Walk::begin(self, CursorKind::Nft, q.digest(), after)?;
+        let keyset = walk.position().map(|a| self.nft_keyset(a)).transpose()?;
         let limit = q.page_size.get();
         let needs = q.needs();
         // The page is read with the chain's state and the scopes' at once; an incomplete
@@ -152,63 +146,33 @@ impl QueryService {
             self.scope_rows(q.chain, &needs),
         )?;
         let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
-        // A walk begun incomplete stays so: its pages agree on what they show.
-        let incomplete = !done.complete || start.as_ref().is_some_and(|p| p.i);
+        let incomplete = walk.incomplete(done.complete);
         let restrict = incomplete.then(|| q.certain(view.start_block));
         if let Some(r) = &restrict {
             rows = self.nft_rows(q, keyset, Some(r.clone()), limit).await?;
         }
-        let has_more = rows.len() as u64 > limit;
-        rows.truncate(limit as usize);
-
         // Counted once per walk: the first page asking for it counts, its cursors carry the
         // figure on (as of that page; the cursor is signed, so it cannot be forged).
-        let counted = start.as_ref().and_then(|p| p.t);
-        let total = match (q.with_total, counted) {
+        let total = match (q.with_total, walk.counted()) {
             (true, Some(t)) => Some(t),
-            (true, None) => {
-                let mut count = nft_holding::Entity::find().filter(q.filter());
-                if let Some(r) = restrict {
-                    count = count.filter(r);
-                }
-                Some(count.count(&self.db).await?)
-            }
+            (true, None) => Some(self.count_nfts(q, restrict).await?),
             (false, _) => None,
         };
-        let carried = total.or(counted);
+        walk.counting(total)
+            .finish(self, rows, limit, incomplete, done.status, holding)
+    }
 
-        let mint = Arc::new(CursorMint::new(
-            &self.cursors,
-            CursorKind::Nft,
-            digest,
-            page + 1,
-            carried,
-            incomplete,
-        ));
-        let edges = rows
-            .into_iter()
-            .map(holding)
-            .collect::<Result<Vec<_>, QueryError>>()?;
-        let next_cursor = if has_more {
-            edges.last().map(|e| mint.cursor(&e.key))
-        } else {
-            None
-        };
-
-        let status = if incomplete {
-            super::SyncStatus::Syncing
-        } else {
-            done.status
-        };
-        Ok(Page {
-            edges,
-            mint,
-            next_cursor,
-            page,
-            page_size: limit,
-            total,
-            status,
-        })
+    /// How many holdings answer `q` (within `restrict`, while the answer is incomplete).
+    async fn count_nfts(
+        &self,
+        q: &NftQuery,
+        restrict: Option<Condition>,
+    ) -> Result<u64, QueryError> {
+        let mut count = nft_holding::Entity::find().filter(q.filter());
+        if let Some(r) = restrict {
+            count = count.filter(r);
+        }
+        Ok(count.count(&self.db).await?)
     }
 }
 

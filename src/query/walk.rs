@@ -12,6 +12,8 @@ pub(super) struct Walk {
     digest: String,
     /// The cursor this page resumes from; `None` on the first page.
     pub start: Option<CursorPayload>,
+    /// The total this page reports (see [`Walk::counting`]).
+    total: Option<u64>,
 }
 
 impl Walk {
@@ -29,7 +31,21 @@ impl Walk {
             kind,
             digest,
             start,
+            total: None,
         })
+    }
+
+    /// The total an earlier page of this walk counted and its cursor carries, if any: a walk
+    /// counts at most once, however deep it goes.
+    pub fn counted(&self) -> Option<u64> {
+        self.start.as_ref().and_then(|p| p.t)
+    }
+
+    /// Reports `total` on this page; its cursors carry it on (or the figure counted earlier,
+    /// when this page did not ask for it).
+    pub fn counting(mut self, total: Option<u64>) -> Self {
+        self.total = total;
+        self
     }
 
     /// The keyset position the page resumes after.
@@ -61,12 +77,13 @@ impl Walk {
             .take(limit as usize)
             .map(edge)
             .collect::<Result<Vec<_>, QueryError>>()?;
+        let carried = self.total.or(self.counted());
         let mint = Arc::new(CursorMint::new(
             &service.cursors,
             self.kind,
             self.digest,
             page + 1,
-            None,
+            carried,
             incomplete,
         ));
         let next_cursor = if has_more {
@@ -80,7 +97,7 @@ impl Walk {
             next_cursor,
             page,
             page_size: limit,
-            total: None,
+            total: self.total,
             status: if incomplete {
                 SyncStatus::Syncing
             } else {
