@@ -18,6 +18,8 @@
 //!   rows reached past the page: a page costs a constant number of statements, whatever its
 //!   size (a list nested in each node of a page costs its own statements per node, which the
 //!   complexity limit bounds).
+//! - [`documents`]: parsed documents kept by their text, so a document sent again is not
+//!   parsed again.
 //! - [`error`]: the error policy (`extensions.code`, HTTP statuses).
 //! - [`http`]: `POST`/`GET /graphql` behind the API key, and the GraphiQL page `/playground`.
 //!
@@ -46,6 +48,7 @@ pub mod balances;
 pub mod collection;
 pub mod collection_nfts;
 pub mod connection;
+pub mod documents;
 pub mod enums;
 pub mod error;
 pub mod http;
@@ -94,6 +97,7 @@ fn builder() -> SchemaBuilder<QueryRoot, EmptyMutation, EmptySubscription> {
 pub fn schema(service: QueryService) -> Executor {
     Executor {
         schema: builder().data(service).finish(),
+        documents: std::sync::Arc::default(),
     }
 }
 
@@ -101,6 +105,7 @@ pub fn schema(service: QueryService) -> Executor {
 #[derive(Clone)]
 pub struct Executor {
     schema: AppSchema,
+    documents: std::sync::Arc<documents::Documents>,
 }
 
 impl Executor {
@@ -109,9 +114,19 @@ impl Executor {
     /// operation's metrics.
     pub async fn execute(&self, mut request: async_graphql::Request) -> async_graphql::Response {
         let start = std::time::Instant::now();
-        // Parsed here, once, to name the operation; the executor uses this document. A
-        // document that does not parse is left to the executor, which reports the error.
+        // Parsed here, once, to name the operation (or copied from an earlier request with
+        // the same text); the executor uses this document. A document that does not parse is
+        // left to the executor, which reports the error.
         let name = request.operation_name.clone();
+        match self.documents.get(&request.query) {
+            Some(doc) => request.set_parsed_query(doc),
+            None => {
+                let text = request.query.clone();
+                if let Ok(doc) = request.parsed_query() {
+                    self.documents.put(&text, doc);
+                }
+            }
+        }
         let op = request
             .parsed_query()
             .ok()
