@@ -471,6 +471,27 @@ async fn write_marker(db: &DatabaseConnection, marker: &str) -> anyhow::Result<(
     Ok(())
 }
 
+/// Refreshes the planners' statistics of the loaded tables (PostgreSQL: with `VACUUM` too
+/// when `vacuum`, after the load).
+async fn refresh_statistics(db: &DatabaseConnection, vacuum: bool) -> anyhow::Result<()> {
+    match db.get_database_backend() {
+        sea_orm::DbBackend::Postgres => {
+            let sql = if vacuum { "VACUUM ANALYZE" } else { "ANALYZE" };
+            db.execute_unprepared(sql).await?;
+        }
+        sea_orm::DbBackend::MySql => {
+            db.execute_unprepared(
+                "ANALYZE TABLE erc20_transfers, nft_holdings, nft_tokens, contracts, nft_transfers",
+            )
+            .await?;
+        }
+        _ => {
+            db.execute_unprepared("ANALYZE").await?;
+        }
+    }
+    Ok(())
+}
+
 /// Loads the dataset into a freshly migrated `db`, printing progress; writes the marker last.
 #[allow(clippy::print_stdout)] // progress is this program's output
 pub async fn load(db: &DatabaseConnection, p: Params, label: &str) -> anyhow::Result<()> {
@@ -478,6 +499,10 @@ pub async fn load(db: &DatabaseConnection, p: Params, label: &str) -> anyhow::Re
     let t = Instant::now();
     let mut last_print = Instant::now();
     let (mut gen_s, mut write_s, mut nft_rows) = (0.0, 0.0, 0u64);
+    // The planners' statistics are refreshed each time the tables have doubled: the loader's
+    // own reads (the derived rows' key joins) would otherwise be planned for empty tables
+    // wherever autovacuum is off, and slow down as the tables grow (seen: 10x).
+    let mut next_statistics = 50_000u64;
     loop {
         let tg = Instant::now();
         let Some(batch) = g.batch() else { break };
@@ -488,6 +513,10 @@ pub async fn load(db: &DatabaseConnection, p: Params, label: &str) -> anyhow::Re
             .await
             .with_context(|| format!("write_batch at block {}", batch.blocks[0].number))?;
         write_s += tw.elapsed().as_secs_f64();
+        if g.transfers_done >= next_statistics && !g.done() {
+            refresh_statistics(db, false).await?;
+            next_statistics *= 2;
+        }
         if last_print.elapsed().as_secs_f64() >= 10.0 || g.done() {
             last_print = Instant::now();
             let el = t.elapsed().as_secs_f64();
@@ -501,20 +530,7 @@ pub async fn load(db: &DatabaseConnection, p: Params, label: &str) -> anyhow::Re
         }
     }
     // Statistics for the planners after a bulk load.
-    match db.get_database_backend() {
-        sea_orm::DbBackend::Postgres => {
-            db.execute_unprepared("VACUUM ANALYZE").await?;
-        }
-        sea_orm::DbBackend::MySql => {
-            db.execute_unprepared(
-                "ANALYZE TABLE erc20_transfers, nft_holdings, nft_tokens, contracts, nft_transfers",
-            )
-            .await?;
-        }
-        _ => {
-            db.execute_unprepared("ANALYZE").await?;
-        }
-    }
+    refresh_statistics(db, true).await?;
     write_marker(db, &p.marker()).await?;
     println!(
         "  [{label}] loaded in {:.0} s ({} ERC20 transfers, {nft_rows} NFT moves)",
