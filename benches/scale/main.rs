@@ -60,6 +60,11 @@ struct Args {
     /// Warm-up seconds before each run (not measured).
     #[arg(long, default_value_t = 2)]
     warmup: u64,
+    /// Rounds per (API, shape, concurrency): each round measures tokenql, then the raw SQL
+    /// replay, right after each other; with several, the ratios' median and range are printed
+    /// too (the two measurements of a round share the machine's state of the moment).
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
     /// Concurrencies, comma-separated.
     #[arg(long, default_value = "1,16,64", value_delimiter = ',')]
     concurrency: Vec<usize>,
@@ -543,6 +548,16 @@ async fn explain(db: &DatabaseConnection, s: &Statement) -> String {
 // ---------------------------------------------------------------------------------------------
 // One backend and size
 
+/// The median of sorted, non-empty `v`.
+fn median(v: &[f64]) -> f64 {
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 #[derive(serde::Serialize)]
 struct Row {
     backend: String,
@@ -550,6 +565,7 @@ struct Row {
     shape: String,
     api: String,
     concurrency: usize,
+    round: usize,
     page: usize,
     http: Measure,
     raw: Option<Measure>,
@@ -690,34 +706,40 @@ async fn run_dataset(args: &Args, backend: Backend, size: &str, url: &str) -> an
                 }
             }
             for &c in &args.concurrency {
-                let http = load::http(&target, &reqs, c, warmup, duration).await;
-                let raw = if args.no_raw {
-                    None
-                } else {
-                    Some(load::raw_sql(&db, &sets, c, warmup, duration).await)
-                };
-                let pgbench_tps = if args.pgbench && backend == Backend::Postgres && !args.no_raw {
-                    match load::pgbench(
-                        url,
-                        &dir.join("pgbench"),
-                        &format!("{api}-{}", shape.name),
-                        &sets,
-                        c,
-                        duration,
-                    ) {
-                        Ok(t) => Some(t),
-                        Err(e) => {
-                            println!("  pgbench failed: {e:#}");
+                let mut ratios = Vec::new();
+                for round in 1..=args.rounds.max(1) {
+                    let http = load::http(&target, &reqs, c, warmup, duration).await;
+                    let raw = if args.no_raw {
+                        None
+                    } else {
+                        Some(load::raw_sql(&db, &sets, c, warmup, duration).await)
+                    };
+                    let pgbench_tps =
+                        if args.pgbench && backend == Backend::Postgres && !args.no_raw {
+                            match load::pgbench(
+                                url,
+                                &dir.join("pgbench"),
+                                &format!("{api}-{}", shape.name),
+                                &sets,
+                                c,
+                                duration,
+                            ) {
+                                Ok(t) => Some(t),
+                                Err(e) => {
+                                    println!("  pgbench failed: {e:#}");
+                                    None
+                                }
+                            }
+                        } else {
                             None
-                        }
+                        };
+                    if let Some(r) = &raw {
+                        ratios.push(100.0 * http.rps / r.rps.max(1e-9));
                     }
-                } else {
-                    None
-                };
-                let ratio = raw.as_ref().map_or(String::new(), |r| {
-                    format!("{:.0}%", 100.0 * http.rps / r.rps.max(1e-9))
-                });
-                println!(
+                    let ratio = raw.as_ref().map_or(String::new(), |r| {
+                        format!("{:.0}%", 100.0 * http.rps / r.rps.max(1e-9))
+                    });
+                    println!(
                     "[{label}] {api:7} {:16} page {page:>4} c={c:<3} {:>7.0} req/s p50 {:>7.2} p95 {:>7.2} p99 {:>7.2} ms err {} rss {:.0} MiB | raw {} ({} stmts) {} p50 {} | pgbench {} | ceiling {:.0}",
                     shape.name,
                     http.rps,
@@ -733,42 +755,55 @@ async fn run_dataset(args: &Args, backend: Backend, size: &str, url: &str) -> an
                     pgbench_tps.map_or("-".into(), |t| format!("{t:.0}/s")),
                     ceiling.get(&c).map_or(0.0, |m| m.rps),
                 );
-                let cpu = |m: &load::Measure| {
-                    m.cpu.map_or("-".to_string(), |s| {
-                        format!(
-                            "server {} driver {:.2} rest {:.2} ms/req, machine {:.0}% busy",
-                            s.server_ms_per_req
-                                .map_or("-".to_string(), |v| format!("{v:.2}")),
-                            s.driver_ms_per_req,
-                            s.other_ms_per_req,
-                            s.machine_busy_pct
-                        )
-                    })
-                };
-                println!(
-                    "    cpu: tokenql run {} | raw run {}",
-                    cpu(&http),
-                    raw.as_ref().map_or("-".to_string(), cpu)
-                );
-                let row = Row {
-                    backend: backend.name().into(),
-                    size: size.into(),
-                    shape: shape.name.clone(),
-                    api: api.clone(),
-                    concurrency: c,
-                    page: *page,
-                    http,
-                    raw,
-                    pgbench_tps,
-                    statements,
-                };
-                use std::io::Write;
-                let mut f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&results_path)?;
-                writeln!(f, "{}", serde_json::to_string(&row)?)?;
-                rows.push(row);
+                    let cpu = |m: &load::Measure| {
+                        m.cpu.map_or("-".to_string(), |s| {
+                            format!(
+                                "server {} driver {:.2} rest {:.2} ms/req, machine {:.0}% busy",
+                                s.server_ms_per_req
+                                    .map_or("-".to_string(), |v| format!("{v:.2}")),
+                                s.driver_ms_per_req,
+                                s.other_ms_per_req,
+                                s.machine_busy_pct
+                            )
+                        })
+                    };
+                    println!(
+                        "    cpu: tokenql run {} | raw run {}",
+                        cpu(&http),
+                        raw.as_ref().map_or("-".to_string(), cpu)
+                    );
+                    let row = Row {
+                        backend: backend.name().into(),
+                        size: size.into(),
+                        shape: shape.name.clone(),
+                        api: api.clone(),
+                        concurrency: c,
+                        round,
+                        page: *page,
+                        http,
+                        raw,
+                        pgbench_tps,
+                        statements,
+                    };
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&results_path)?;
+                    writeln!(f, "{}", serde_json::to_string(&row)?)?;
+                    rows.push(row);
+                }
+                if ratios.len() > 1 {
+                    ratios.sort_by(f64::total_cmp);
+                    println!(
+                        "[{label}] {api:7} {:16} c={c:<3} tokenql / raw over {} rounds: median {:.0}%, range {:.0}–{:.0}%",
+                        shape.name,
+                        ratios.len(),
+                        median(&ratios),
+                        ratios[0],
+                        ratios[ratios.len() - 1],
+                    );
+                }
             }
         }
     }
