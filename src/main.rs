@@ -1,5 +1,6 @@
 //! The `tokenql` command line: wiring only. See README "Configuration" for every flag and
 //! environment variable.
+#![warn(clippy::too_many_lines)]
 
 use std::process::ExitCode;
 
