@@ -702,3 +702,42 @@ async fn list_nodes_answer_alike_on_both_paths() {
         assert!(t["toWallet"].is_string(), "{t}");
     }
 }
+
+/// A document sent again is parsed once (`graphql::documents`), but every request is still
+/// checked on its own: its variables, the complexity they make, and a document that does not
+/// parse is refused every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_sent_again_is_checked_again() {
+    let env = setup().await;
+    let page = |n: usize| -> String {
+        let aliased: String = (0..n)
+            .map(|i| {
+                format!("p{i}: erc20Transfers(first: $n) {{ edges {{ node {{ {TRANSFER_FIELDS} }} }} }}\n")
+            })
+            .collect();
+        format!("query($n: Int!) {{ {aliased} }}")
+    };
+    // Ten pages of 10 fit the complexity limit (10 x 31); ten pages of 100 do not (10 x 220).
+    let ten = page(10);
+    for _ in 0..2 {
+        let data = env.data(&ten, json!({ "n": 10 })).await;
+        assert_eq!(data["p9"]["edges"].as_array().map(Vec::len), Some(10));
+        expect_bad_input(&env, &ten, json!({ "n": 100 }), "query is too complex").await;
+        expect_bad_input(&env, &ten, json!({ "n": "many" }), "").await;
+        expect_bad_input(&env, &ten, json!({ "n": 0 }), "first").await;
+        expect_bad_input(&env, "{ erc20Transfers(", json!({}), "expected name").await;
+    }
+    // The same text with other variables answers for those variables.
+    let one = page(1);
+    let three = env.data(&one, json!({ "n": 3 })).await;
+    let five = env.data(&one, json!({ "n": 5 })).await;
+    assert_eq!(three["p0"]["edges"].as_array().map(Vec::len), Some(3));
+    assert_eq!(five["p0"]["edges"].as_array().map(Vec::len), Some(5));
+    for data in [&three, &five] {
+        let keys: Vec<&String> = data
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["p0"], "the answer is the document's own: {data:#}");
+    }
+}

@@ -32,6 +32,9 @@ pub struct Env {
     pub key: String,
     /// SQL statements executed on `db` so far (reset it before measuring).
     pub statements: Arc<AtomicUsize>,
+    /// The one executor every request of the test goes through (as in a server: documents
+    /// it has parsed are kept).
+    executor: tokenql::graphql::Executor,
     path: PathBuf,
 }
 
@@ -72,8 +75,10 @@ pub async fn setup() -> Env {
     let state = AppState::new(db.clone(), Default::default())
         .await
         .expect("state");
+    let executor = tokenql::graphql::schema(state.service.clone());
     Env {
         state,
+        executor,
         db,
         key,
         statements,
@@ -86,9 +91,7 @@ impl Env {
     pub async fn exec(&self, query: &str, variables: Value) -> Value {
         let req = async_graphql::Request::new(query)
             .variables(async_graphql::Variables::from_json(variables));
-        let resp = tokenql::graphql::schema(self.state.service.clone())
-            .execute(req)
-            .await;
+        let resp = self.executor.execute(req).await;
         serde_json::to_value(&resp).expect("response serializes")
     }
 
