@@ -188,30 +188,15 @@ pub async fn upsert_contract_meta<C: ConnectionTrait>(
     chain: Chain,
     metas: &[(Address, ContractMeta)],
 ) -> Result<usize, DbErr> {
-    // One row per address (the last entry wins): PostgreSQL refuses to upsert a row twice in
-    // one statement.
-    let metas: std::collections::BTreeMap<&Address, &ContractMeta> =
-        metas.iter().map(|(a, m)| (a, m)).collect();
-    let rows: Vec<contract::ActiveModel> = metas
-        .into_iter()
-        .map(|(a, m)| bare(chain, *a, (*m).clone()).into())
-        .collect();
-    for chunk in rows.chunks(super::CHUNK) {
-        contract::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
-                    .update_columns([
-                        contract::Column::Name,
-                        contract::Column::Symbol,
-                        contract::Column::Decimals,
-                        contract::Column::Logo,
-                    ])
-                    .to_owned(),
-            )
-            .exec_without_returning(db)
-            .await?;
-    }
-    Ok(rows.len())
+    let update = OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
+        .update_columns([
+            contract::Column::Name,
+            contract::Column::Symbol,
+            contract::Column::Decimals,
+            contract::Column::Logo,
+        ])
+        .to_owned();
+    write_contract_meta(db, chain, metas, update).await
 }
 
 /// Fills in names, symbols and decimals where none is known yet (values read by `eth_call`
@@ -229,6 +214,24 @@ pub async fn fill_contract_meta<C: ConnectionTrait>(
         let (a, b) = if new_first { (new, old) } else { (old, new) };
         Expr::cust(format!("COALESCE({a}, {b})"))
     };
+    let fill = OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
+        .value(contract::Column::Name, keep("name", false))
+        .value(contract::Column::Symbol, keep("symbol", false))
+        .value(contract::Column::Decimals, keep("decimals", false))
+        .value(contract::Column::Logo, keep("logo", true))
+        .to_owned();
+    write_contract_meta(db, chain, metas, fill).await
+}
+
+/// Writes one row per address of `metas` (the last entry wins: PostgreSQL refuses to upsert a
+/// row twice in one statement), settling conflicts with `on_conflict`. Returns the number of
+/// rows written.
+async fn write_contract_meta<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    metas: &[(Address, ContractMeta)],
+    on_conflict: OnConflict,
+) -> Result<usize, DbErr> {
     let metas: std::collections::BTreeMap<&Address, &ContractMeta> =
         metas.iter().map(|(a, m)| (a, m)).collect();
     let rows: Vec<contract::ActiveModel> = metas
@@ -237,14 +240,7 @@ pub async fn fill_contract_meta<C: ConnectionTrait>(
         .collect();
     for chunk in rows.chunks(super::CHUNK) {
         contract::Entity::insert_many(chunk.to_vec())
-            .on_conflict(
-                OnConflict::columns([contract::Column::ChainId, contract::Column::Address])
-                    .value(contract::Column::Name, keep("name", false))
-                    .value(contract::Column::Symbol, keep("symbol", false))
-                    .value(contract::Column::Decimals, keep("decimals", false))
-                    .value(contract::Column::Logo, keep("logo", true))
-                    .to_owned(),
-            )
+            .on_conflict(on_conflict.clone())
             .exec_without_returning(db)
             .await?;
     }
