@@ -231,14 +231,7 @@ async fn erc20_transfers_of_usdt_carry_token_metadata_and_labels() {
     }
 
     // Label the sender of the first transfer; the label shows on both sides of its transfers.
-    let addr = tokenql::types::Address::parse(&wallet).unwrap();
-    tokenql::store::labels::upsert_labels(
-        &env.db,
-        tokenql::types::Chain::ETH,
-        &[(addr, "Test Wallet".to_string())],
-    )
-    .await
-    .unwrap();
+    env.label(&[&wallet], "Test Wallet").await;
     let data = env.data(&query, json!({ "wallets": [wallet] })).await;
     let transfers = nodes(&data["erc20Transfers"]);
     assert!(!transfers.is_empty());
@@ -669,14 +662,7 @@ async fn list_nodes_answer_alike_on_both_paths() {
         .as_str()
         .unwrap()
         .to_string();
-    let addr = tokenql::types::Address::parse(&sender).unwrap();
-    tokenql::store::labels::upsert_labels(
-        &env.db,
-        tokenql::types::Chain::ETH,
-        &[(addr, "Both Paths".to_string())],
-    )
-    .await
-    .unwrap();
+    env.label(&[&sender], "Both Paths").await;
     let vars = json!({ "first": 100, "wallets": [sender] });
     let direct = env.data(&plain, vars.clone()).await;
     let resolved = env

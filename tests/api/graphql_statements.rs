@@ -37,19 +37,14 @@ async fn a_page_of_transfers_costs_the_same_statements_at_10_and_100_records() {
             json!({}),
         )
         .await;
-    let labels: Vec<_> = newest["erc20Transfers"]["edges"]
+    let wallets: Vec<&str> = newest["erc20Transfers"]["edges"]
         .as_array()
         .unwrap()
         .iter()
         .step_by(7)
-        .map(|e| {
-            let a = tokenql::types::Address::parse(e["node"]["toWallet"].as_str().unwrap());
-            (a.unwrap(), "labelled".to_string())
-        })
+        .map(|e| e["node"]["toWallet"].as_str().unwrap())
         .collect();
-    tokenql::store::labels::upsert_labels(&env.db, tokenql::types::Chain::ETH, &labels)
-        .await
-        .unwrap();
+    env.label(&wallets, "labelled").await;
 
     let query = format!(
         "query($first: Int!) {{ erc20Transfers(first: $first) {{ status
@@ -71,7 +66,7 @@ async fn a_page_of_transfers_costs_the_same_statements_at_10_and_100_records() {
         .iter()
         .filter(|e| e["node"]["toWalletLabel"] == "labelled")
         .count();
-    assert!(labelled >= labels.len());
+    assert!(labelled >= wallets.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -230,13 +225,7 @@ async fn subjects(env: &Env) -> Subjects {
     );
     let usdt = env.data(&q, json!({})).await;
     let busy = most_frequent(&usdt["token"]["transfers"], "fromWallet");
-    let label = vec![(
-        tokenql::types::Address::parse(&busy).expect("an address"),
-        "busy".to_string(),
-    )];
-    tokenql::store::labels::upsert_labels(&env.db, tokenql::types::Chain::ETH, &label)
-        .await
-        .expect("labels");
+    env.label(&[&busy], "busy").await;
     let q = format!(
         "{{ wallet(address: \"{NFT_WALLET}\") {{ nftTransfers(first: 100) {{ edges {{ node {{ tokenAddress }} }} }} }} }}"
     );

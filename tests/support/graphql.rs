@@ -95,6 +95,20 @@ impl Env {
         serde_json::to_value(&resp).expect("response serializes")
     }
 
+    /// Labels `wallets` (addresses as the API writes them) on Ethereum, as an import would.
+    pub async fn label(&self, wallets: &[&str], label: &str) {
+        let labels: Vec<_> = wallets
+            .iter()
+            .map(|w| {
+                let a = tokenql::types::Address::parse(w).expect("an address");
+                (a, label.to_string())
+            })
+            .collect();
+        tokenql::store::labels::upsert_labels(&self.db, tokenql::types::Chain::ETH, &labels)
+            .await
+            .expect("labels written");
+    }
+
     /// Executes and returns `data`, failing on any error.
     pub async fn data(&self, query: &str, variables: Value) -> Value {
         let v = self.exec(query, variables).await;
