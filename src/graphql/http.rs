@@ -6,6 +6,8 @@
 //! Every execution needs a valid `X-API-Key` ([`crate::app::authenticate`]); the check comes
 //! before the body is read. Statuses follow [`super::error::http_status`].
 
+use std::sync::Arc;
+
 use async_graphql::Response as GqlResponse;
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, Request, State};
@@ -14,6 +16,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Extension;
 
 use super::error::{error_response, http_status, Code};
+use super::written::Written;
 use super::Executor;
 use crate::app::{authenticate, AppState, AuthFailure, Caller, ReadFailed, Reader};
 
@@ -205,16 +208,18 @@ fn too_large() -> Response {
 }
 
 /// Runs `request`; a response with an error of ours is marked [`ReadFailed`], so that one
-/// read from a replica is retried on the primary.
+/// read from a replica is retried on the primary. Pages of plain nodes are written as JSON
+/// while the request runs ([`Written`]).
 async fn execute(executor: &Executor, request: async_graphql::Request) -> Response {
-    let resp = executor.execute(request).await;
+    let written = Arc::new(Written::default());
+    let resp = executor.execute(request.data(written.clone())).await;
     let ours = resp.errors.iter().any(|e| {
         matches!(
             super::error::code_of(e),
             Some(Code::InternalServerError | Code::ServiceUnavailable)
         )
     });
-    let mut out = respond(http_status(&resp), &resp);
+    let mut out = json_response(http_status(&resp), written.response_json(&resp));
     if ours {
         out.extensions_mut().insert(ReadFailed);
     }
@@ -223,7 +228,13 @@ async fn execute(executor: &Executor, request: async_graphql::Request) -> Respon
 
 /// Serializes a GraphQL response as `application/json` with `status`.
 fn respond(status: StatusCode, resp: &GqlResponse) -> Response {
-    match serde_json::to_vec(resp) {
+    json_response(status, Written::default().response_json(resp))
+}
+
+/// `body` as `application/json` with `status`; a body that could not be written is logged and
+/// answered with a 500.
+fn json_response(status: StatusCode, body: Result<String, serde_json::Error>) -> Response {
+    match body {
         Ok(body) => (
             status,
             [(header::CONTENT_TYPE, "application/json")],

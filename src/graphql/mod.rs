@@ -66,6 +66,7 @@ pub mod token;
 pub mod transfer;
 pub mod wallet;
 pub mod wallet_collections;
+pub mod written;
 
 use async_graphql::{EmptyMutation, EmptySubscription, Schema, SchemaBuilder};
 use axum::routing::get;

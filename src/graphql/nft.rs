@@ -5,14 +5,14 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use async_graphql::{Context, Name, Object, Value};
+use async_graphql::{Context, Object};
 
 use super::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
 use super::enums::{format_id, ContractType};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
 use super::media::{self, NftMedia};
-use super::plain::{nullable, text, PlainEdges, PlainNode};
+use super::plain::{nullable, text, Leaf, PlainEdges, PlainNode};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{Answer, ContractInfo, Include, NftHolding, NftQuery, QueryService, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
@@ -76,21 +76,20 @@ impl Listed for Nft {
 impl PlainNode for Nft {
     /// Every field but `media`, as the resolvers below answer it, once its rows were read with
     /// the page.
-    fn plain(&self, name: &str) -> Option<Value> {
+    fn plain(&self, name: &str) -> Option<Leaf<'_>> {
         let h = &self.holding;
         let rows = self.primed.rows();
         let contract = || rows.contract_read(h.contract);
         let token = || rows.token_read(h.contract, h.token_id);
-        let opt_text = |v: Option<&String>| nullable(v, |s| text(s.as_str()));
         Some(match name {
             "tokenAddress" => text(h.contract.to_string()),
             "tokenId" => text(format_id(&h.token_id, self.format)),
-            "contractType" => Value::Enum(Name::new(h.contract_type.as_str())),
+            "contractType" => Leaf::Enum(h.contract_type.as_str()),
             "ownerOf" => text(h.owner.to_string()),
             "amount" => text(h.amount.to_decimal()),
-            "blockNumber" => Value::from(h.block_number),
+            "blockNumber" => Leaf::from(h.block_number),
             "blockNumberMinted" => {
-                nullable(token()?.and_then(|t| t.block_number_minted), Value::from)
+                nullable(token()?.and_then(|t| t.block_number_minted), Leaf::from)
             }
             "tokenUri" => opt_text(token()?.and_then(|t| t.token_uri.as_ref())),
             "metadata" => opt_text(token()?.and_then(|t| t.metadata.as_ref())),
@@ -98,8 +97,8 @@ impl PlainNode for Nft {
             "symbol" => opt_text(contract()?.and_then(|c| c.symbol.as_ref())),
             "tokenHash" => text(h.token_hash(self.chain)),
             "minterAddress" => opt_text(token()?.and_then(|t| t.minter_address.as_ref())),
-            "possibleSpam" => Value::from(contract()?.is_some_and(|c| c.possible_spam)),
-            "verifiedCollection" => Value::from(contract()?.is_some_and(|c| c.verified)),
+            "possibleSpam" => Leaf::from(contract()?.is_some_and(|c| c.possible_spam)),
+            "verifiedCollection" => Leaf::from(contract()?.is_some_and(|c| c.verified)),
             "lastTokenUriSync" => nullable(token()?.and_then(|t| t.last_token_uri_sync), |ms| {
                 text(iso8601_ms(ms))
             }),
@@ -109,6 +108,11 @@ impl PlainNode for Nft {
             _ => return None,
         })
     }
+}
+
+/// An optional text as a nullable value.
+fn opt_text(v: Option<&String>) -> Leaf<'_> {
+    nullable(v, |s| text(s.as_str()))
 }
 
 impl Nft {

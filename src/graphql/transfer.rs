@@ -4,12 +4,12 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use async_graphql::{Context, Object, Value};
+use async_graphql::{Context, Object};
 
 use super::connection::{Connection, Listed};
 use super::error::GqlError;
 use super::loaders::{include, Primed};
-use super::plain::{nullable, text, PlainNode};
+use super::plain::{nullable, text, Leaf, PlainNode};
 use super::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, QueryService, TransferQuery};
 use crate::types::iso8601_secs;
@@ -27,11 +27,12 @@ impl Listed for Erc20Transfer {
 
 impl PlainNode for Erc20Transfer {
     /// Every field, as the resolvers below answer it, once its rows were read with the page.
-    fn plain(&self, name: &str) -> Option<Value> {
+    fn plain(&self, name: &str) -> Option<Leaf<'_>> {
         let t = &self.transfer;
         let rows = self.primed.rows();
         let contract = || rows.contract_read(t.contract);
         let label = |a| rows.label_read(a).map(|l| nullable(l, text));
+        let index = |i: u32| Leaf::from(i32::try_from(i).unwrap_or(i32::MAX));
         Some(match name {
             "contractAddress" => text(t.contract.to_string()),
             "fromWallet" => text(t.from.to_string()),
@@ -42,14 +43,12 @@ impl PlainNode for Erc20Transfer {
             "valueDecimal" => nullable(contract()?.and_then(|c| c.decimals), |d| {
                 text(t.value.to_decimal_scaled(d))
             }),
-            "blockNumber" => Value::from(t.block_number),
+            "blockNumber" => Leaf::from(t.block_number),
             "blockHash" => text(t.block_hash.as_str()),
             "blockTimestamp" => text(iso8601_secs(t.block_timestamp)),
             "transactionHash" => text(t.transaction_hash.as_str()),
-            "transactionIndex" => {
-                Value::from(i32::try_from(t.transaction_index).unwrap_or(i32::MAX))
-            }
-            "logIndex" => Value::from(i32::try_from(t.log_index).unwrap_or(i32::MAX)),
+            "transactionIndex" => index(t.transaction_index),
+            "logIndex" => index(t.log_index),
             "tokenName" => nullable(contract()?.and_then(|c| c.name.as_deref()), text),
             "tokenSymbol" => nullable(contract()?.and_then(|c| c.symbol.as_deref()), text),
             "tokenLogo" => nullable(contract()?.and_then(|c| c.logo.as_deref()), text),
@@ -57,10 +56,10 @@ impl PlainNode for Erc20Transfer {
                 contract()?
                     .and_then(|c| c.decimals)
                     .and_then(|d| i32::try_from(d).ok()),
-                Value::from,
+                Leaf::from,
             ),
-            "possibleSpam" => Value::from(contract()?.is_some_and(|c| c.possible_spam)),
-            "verifiedCollection" => Value::from(contract()?.is_some_and(|c| c.verified)),
+            "possibleSpam" => Leaf::from(contract()?.is_some_and(|c| c.possible_spam)),
+            "verifiedCollection" => Leaf::from(contract()?.is_some_and(|c| c.verified)),
             _ => return None,
         })
     }

@@ -639,10 +639,11 @@ fn through_resolvers(query: &str, fields: &str) -> String {
 }
 
 /// The direct path of list nodes (`graphql::plain`) and the ordinary resolvers answer every field
-/// alike: the same pages, asked both ways, are equal value for value (labels and token metadata
-/// included, contract and token rows present and absent).
+/// alike: the same pages, asked each way, are equal value for value (labels and token metadata
+/// included, contract and token rows present and absent): in process (values), over HTTP (the
+/// page written as JSON, `graphql::written`), and through the resolvers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_nodes_answer_alike_on_both_paths() {
+async fn list_nodes_answer_alike_on_every_path() {
     let env = setup().await;
     let wallet = "0x430d5dde0cd48989737a95b4c46e1801a9a08531";
     let plain = nfts_query();
@@ -655,6 +656,10 @@ async fn list_nodes_answer_alike_on_both_paths() {
         .await;
     assert_eq!(nodes(&direct["nftsByWallet"]).len(), WALLET_NFTS);
     assert_eq!(direct, resolved);
+    assert_eq!(
+        over_http(&env, &plain, json!({ "address": wallet })).await,
+        direct
+    );
 
     let plain = transfers_query();
     let first = env.data(&plain, json!({ "first": 50 })).await;
@@ -662,19 +667,20 @@ async fn list_nodes_answer_alike_on_both_paths() {
         .as_str()
         .unwrap()
         .to_string();
-    env.label(&[&sender], "Both Paths").await;
+    env.label(&[&sender], "Both \"Paths\"\n").await;
     let vars = json!({ "first": 100, "wallets": [sender] });
     let direct = env.data(&plain, vars.clone()).await;
     let resolved = env
-        .data(&through_resolvers(&plain, TRANSFER_FIELDS), vars)
+        .data(&through_resolvers(&plain, TRANSFER_FIELDS), vars.clone())
         .await;
     let transfers = nodes(&direct["erc20Transfers"]);
     assert!(transfers
         .iter()
-        .any(|t| t["fromWalletLabel"] == "Both Paths"));
+        .any(|t| t["fromWalletLabel"] == "Both \"Paths\"\n"));
     assert_eq!(direct, resolved);
+    assert_eq!(over_http(&env, &plain, vars).await, direct);
 
-    // `@skip` and `@include` hold on either path.
+    // `@skip` and `@include` hold on every path.
     let skipping = plain.replace(
         "contractAddress fromWallet",
         "contractAddress @skip(if: true) fromWallet @include(if: false)",
@@ -687,6 +693,53 @@ async fn list_nodes_answer_alike_on_both_paths() {
         );
         assert!(t["toWallet"].is_string(), "{t}");
     }
+    assert_eq!(
+        over_http(&env, &skipping, json!({ "first": 5 })).await,
+        skipped
+    );
+}
+
+/// Several pages in one document, with aliases and `__typename`: each page lands where it was
+/// asked, over HTTP as in process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_written_as_json_land_where_they_were_asked() {
+    let env = setup().await;
+    let doc = format!(
+        "query($w: Address!) {{
+          a: erc20Transfers(first: 3) {{ edges {{ __typename c: cursor node {{ __typename x: value }} }} }}
+          b: nftsByWallet(address: $w, first: 2) {{ edges {{ node {{ tokenId t: __typename }} }} }}
+          c: erc20Transfers(first: 2, after: null) {{ status edges {{ node {{ {TRANSFER_FIELDS} }} }} }}
+          wallet(address: $w) {{ nfts(first: 1) {{ edges {{ cursor node {{ tokenAddress }} }} }} }}
+        }}"
+    );
+    let vars = json!({ "w": NFT_WALLET });
+    let in_process = env.data(&doc, vars.clone()).await;
+    assert_eq!(in_process["a"]["edges"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        in_process["a"]["edges"][0]["__typename"],
+        "Erc20TransferEdge"
+    );
+    assert_eq!(
+        in_process["a"]["edges"][0]["node"]["__typename"],
+        "Erc20Transfer"
+    );
+    assert_eq!(in_process["b"]["edges"][1]["node"]["t"], "Nft");
+    assert_eq!(in_process["c"]["edges"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        in_process["wallet"]["nfts"]["edges"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(over_http(&env, &doc, vars).await, in_process);
+}
+
+/// `data` of `query` sent over HTTP (as a client sends it), failing on any error.
+async fn over_http(env: &Env, query: &str, variables: Value) -> Value {
+    let (status, v) = env.post(Some(&env.key), query, variables).await;
+    assert_eq!(status, axum::http::StatusCode::OK, "{v:#}");
+    assert!(v.get("errors").is_none(), "unexpected errors: {v:#}");
+    v["data"].clone()
 }
 
 /// A document sent again is parsed once (`graphql::documents`), but every request is still
