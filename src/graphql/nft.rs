@@ -82,10 +82,10 @@ impl PlainNode for Nft {
         let contract = || rows.contract_read(h.contract);
         let token = || rows.token_read(h.contract, h.token_id);
         Some(match name {
-            "tokenAddress" => text(h.contract.to_string()),
+            "tokenAddress" => Leaf::from(h.contract),
             "tokenId" => text(format_id(&h.token_id, self.format)),
             "contractType" => Leaf::Enum(h.contract_type.as_str()),
-            "ownerOf" => text(h.owner.to_string()),
+            "ownerOf" => Leaf::from(h.owner),
             "amount" => text(h.amount.to_decimal()),
             "blockNumber" => Leaf::from(h.block_number),
             "blockNumberMinted" => {

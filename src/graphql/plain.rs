@@ -23,6 +23,7 @@ use async_graphql::{
 };
 
 use super::written::{push_display, push_text, Written};
+use crate::types::Address;
 
 /// The value of a plain field.
 pub enum Leaf<'a> {
@@ -36,6 +37,8 @@ pub enum Leaf<'a> {
     Text(Cow<'a, str>),
     /// A value of an enum.
     Enum(&'static str),
+    /// An address (the `Address` scalar), written without an intermediate string.
+    Address(Address),
 }
 
 impl Leaf<'_> {
@@ -46,6 +49,7 @@ impl Leaf<'_> {
             Leaf::Number(n) => Value::Number(n),
             Leaf::Text(s) => Value::String(s.into_owned()),
             Leaf::Enum(e) => Value::Enum(Name::new(e)),
+            Leaf::Address(a) => Value::String(a.to_string()),
         }
     }
 
@@ -56,7 +60,18 @@ impl Leaf<'_> {
             Leaf::Number(n) => push_display(out, n),
             Leaf::Text(s) => push_text(out, s),
             Leaf::Enum(e) => push_text(out, e),
+            Leaf::Address(a) => {
+                out.push('"');
+                out.extend(a.hex().iter().copied().map(char::from));
+                out.push('"');
+            }
         }
+    }
+}
+
+impl From<Address> for Leaf<'_> {
+    fn from(a: Address) -> Self {
+        Leaf::Address(a)
     }
 }
 
@@ -281,7 +296,7 @@ impl<'s> EdgePlan<'s> {
 
     /// The page as one JSON array.
     fn json<E: OutputType + PlainEdge>(&self, edges: &[E]) -> Option<String> {
-        let mut out = String::with_capacity(64 + edges.len() * 512);
+        let mut out = String::with_capacity(64 + edges.len() * 1024);
         out.push('[');
         for (i, e) in edges.iter().enumerate() {
             if i > 0 {

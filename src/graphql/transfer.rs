@@ -34,9 +34,9 @@ impl PlainNode for Erc20Transfer {
         let label = |a| rows.label_read(a).map(|l| nullable(l, text));
         let index = |i: u32| Leaf::from(i32::try_from(i).unwrap_or(i32::MAX));
         Some(match name {
-            "contractAddress" => text(t.contract.to_string()),
-            "fromWallet" => text(t.from.to_string()),
-            "toWallet" => text(t.to.to_string()),
+            "contractAddress" => Leaf::from(t.contract),
+            "fromWallet" => Leaf::from(t.from),
+            "toWallet" => Leaf::from(t.to),
             "fromWalletLabel" => label(t.from)?,
             "toWalletLabel" => label(t.to)?,
             "value" => text(t.value.to_decimal()),

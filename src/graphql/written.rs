@@ -111,18 +111,59 @@ pub fn push_display(out: &mut String, v: &impl std::fmt::Display) {
 /// characters below U+0020 (as `\b`, `\t`, `\n`, `\f`, `\r` or `\u00XX`); nothing else.
 pub fn push_text(out: &mut String, s: &str) {
     out.push('"');
+    let bytes = s.as_bytes();
+    // Most texts (addresses, hashes, numbers, names) need no escape: find the first byte that
+    // does, eight at a time.
+    let mut start = 0;
+    while start + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[start..start + 8]);
+        if needs_escape(u64::from_le_bytes(word)) {
+            break;
+        }
+        start += 8;
+    }
+    if bytes[start..].iter().all(|&b| escape(b).is_none()) {
+        out.push_str(s);
+    } else {
+        out.push_str(&s[..start]);
+        push_escaped(out, &s[start..]);
+    }
+    out.push('"');
+}
+
+/// Whether any byte of `word` is `"`, `\` or below 0x20 (the word-at-a-time test for a zero
+/// byte, and for a byte below a bound).
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0;
+    below_space
+        || has_zero(word ^ (ONES * u64::from(b'"')))
+        || has_zero(word ^ (ONES * u64::from(b'\\')))
+}
+
+/// How JSON writes byte `b` of a text when it must be escaped.
+fn escape(b: u8) -> Option<&'static str> {
+    Some(match b {
+        b'"' => "\\\"",
+        b'\\' => "\\\\",
+        b'\n' => "\\n",
+        b'\r' => "\\r",
+        b'\t' => "\\t",
+        0x08 => "\\b",
+        0x0c => "\\f",
+        0..=0x1f => "",
+        _ => return None,
+    })
+}
+
+fn push_escaped(out: &mut String, s: &str) {
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
-        let escaped = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
+        let Some(escaped) = escape(b) else {
+            continue;
         };
         out.push_str(&s[start..i]);
         if escaped.is_empty() {
@@ -133,7 +174,6 @@ pub fn push_text(out: &mut String, s: &str) {
         start = i + 1;
     }
     out.push_str(&s[start..]);
-    out.push('"');
 }
 
 #[cfg(test)]
@@ -163,6 +203,21 @@ mod tests {
             let mut out = String::new();
             push_text(&mut out, s);
             assert_eq!(out, serde_json::to_string(s).unwrap(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn an_escape_is_found_at_every_position() {
+        for len in 1..20 {
+            for at in 0..len {
+                for special in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+                    let mut s: String = "a".repeat(len);
+                    s.replace_range(at..=at, &special.to_string());
+                    let mut out = String::new();
+                    push_text(&mut out, &s);
+                    assert_eq!(out, serde_json::to_string(&s).unwrap(), "{s:?}");
+                }
+            }
         }
     }
 

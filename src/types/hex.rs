@@ -38,13 +38,31 @@ pub fn lower0x(bytes: &[u8]) -> String {
 
 /// The value of one hex digit, in either case.
 pub fn digit(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+    match VALUES[usize::from(c)] {
+        NOT_HEX => None,
+        v => Some(v),
     }
 }
+
+/// Marks a byte that is not a hex digit in [`VALUES`].
+const NOT_HEX: u8 = 0xff;
+
+/// Each byte's value as a hex digit (decoding a page's addresses reads thousands of digits).
+const VALUES: [u8; 256] = {
+    let mut values = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        values[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        values[b'a' as usize + i] = 10 + i as u8;
+        values[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    values
+};
 
 #[cfg(test)]
 mod tests {
@@ -71,5 +89,9 @@ mod tests {
             assert_eq!(digit(c.to_ascii_uppercase()), Some(nibble));
         }
         assert_eq!(digit(b'g'), None);
+        for c in 0..=255u8 {
+            let expected = char::from(c).to_digit(16).map(|d| d as u8);
+            assert_eq!(digit(c), expected, "{c}");
+        }
     }
 }
