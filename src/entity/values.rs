@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use sea_orm::sea_query::{ArrayType, ColumnType, Nullable, StringLen, ValueType, ValueTypeErr};
+use sea_orm::sqlx::Row as _;
 use sea_orm::{ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryGetError};
 use sea_orm::{TryFromU64, TryGetable, Value};
 
@@ -28,9 +29,8 @@ macro_rules! text_column {
 
         impl TryGetable for $ty {
             fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Self, TryGetError> {
-                let text = String::try_get_by(res, idx)?;
                 let read: fn(&str) -> Result<$ty, ParseError> = $read;
-                read(&text).map_err(|e| {
+                read_text(res, idx, read)?.map_err(|e| {
                     TryGetError::DbErr(DbErr::TryIntoErr {
                         from: "String",
                         into: $name,
@@ -79,6 +79,39 @@ macro_rules! text_column {
             }
         }
     };
+}
+
+/// `read` of the text stored in column `idx`, borrowed from the row where the driver allows it
+/// (no copy of each value: a page reads hundreds), else of the text as sea-orm reads a `String`,
+/// which also gives sea-orm's own errors (a NULL, a column of another type). A NULL is asked
+/// for as one: SQLite would decode it as an empty text.
+fn read_text<I: ColIdx, T>(
+    res: &QueryResult,
+    idx: I,
+    read: impl Fn(&str) -> T,
+) -> Result<T, TryGetError> {
+    let borrowed = if let Some(row) = res.try_as_pg_row() {
+        row.try_get::<Option<&str>, _>(idx.as_sqlx_postgres_index())
+            .ok()
+            .flatten()
+            .map(&read)
+    } else if let Some(row) = res.try_as_mysql_row() {
+        row.try_get::<Option<&str>, _>(idx.as_sqlx_mysql_index())
+            .ok()
+            .flatten()
+            .map(&read)
+    } else if let Some(row) = res.try_as_sqlite_row() {
+        row.try_get::<Option<&str>, _>(idx.as_sqlx_sqlite_index())
+            .ok()
+            .flatten()
+            .map(&read)
+    } else {
+        None
+    };
+    match borrowed {
+        Some(value) => Ok(value),
+        None => String::try_get_by(res, idx).map(|text| read(&text)),
+    }
 }
 
 text_column!(Address, "Address", |a| a.to_string(), Address::parse);

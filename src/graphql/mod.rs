@@ -11,7 +11,9 @@
 //!   (`NftTransfer`), [`media`] (`NftMedia`). Modules import one another one way only (the
 //!   `architecture` test): a list's node never leads back to the object that lists it.
 //! - [`connection`]: the generic `Connection`/`Edge` every list uses, `PageInfo`, `SyncStatus`;
-//!   [`plain`]: the direct path that writes a page's plain nodes and edges in one pass.
+//!   [`plain`]: the direct path that writes a page's plain nodes and edges in one pass;
+//!   [`written`]: over HTTP, such a page is written as JSON text while the request runs, and
+//!   the response is written around it.
 //! - [`args`]: argument parsing into [`crate::types`]; [`enums`]; [`scalars`]: `Address`,
 //!   `Uint256` (a decimal string: never a float) and `BlockNumber`.
 //! - [`loaders`]: the rows a page's answer carries, shared by its nodes, and a DataLoader for

@@ -10,6 +10,7 @@ mod architecture;
 mod blackbox_demo;
 mod blackbox_errors;
 mod blackbox_pagination;
+mod blackbox_typed_columns;
 mod blackbox_uint256;
 mod cli;
 mod graphql_api;
