@@ -733,12 +733,9 @@ async fn run_dataset(args: &Args, backend: Backend, size: &str, url: &str) -> an
                         } else {
                             None
                         };
-                    if let Some(r) = &raw {
-                        ratios.push(100.0 * http.rps / r.rps.max(1e-9));
-                    }
-                    let ratio = raw.as_ref().map_or(String::new(), |r| {
-                        format!("{:.0}%", 100.0 * http.rps / r.rps.max(1e-9))
-                    });
+                    let ratio_pct = raw.as_ref().map(|r| 100.0 * http.rps / r.rps.max(1e-9));
+                    ratios.extend(ratio_pct);
+                    let ratio = ratio_pct.map_or(String::new(), |p| format!("{p:.0}%"));
                     println!(
                     "[{label}] {api:7} {:16} page {page:>4} c={c:<3} {:>7.0} req/s p50 {:>7.2} p95 {:>7.2} p99 {:>7.2} ms err {} rss {:.0} MiB | raw {} ({} stmts) {} p50 {} | pgbench {} | ceiling {:.0}",
                     shape.name,

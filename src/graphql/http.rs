@@ -228,7 +228,7 @@ async fn execute(executor: &Executor, request: async_graphql::Request) -> Respon
 
 /// Serializes a GraphQL response as `application/json` with `status`.
 fn respond(status: StatusCode, resp: &GqlResponse) -> Response {
-    json_response(status, Written::default().response_json(resp))
+    json_response(status, serde_json::to_string(resp))
 }
 
 /// `body` as `application/json` with `status`; a body that could not be written is logged and
