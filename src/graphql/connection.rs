@@ -12,7 +12,7 @@ use async_graphql::{Enum, Object, OutputType, SimpleObject, TypeName};
 
 use super::plain::{Plain, PlainEdge, PlainEdges, PlainNode};
 
-use crate::query::{self, CursorMint, Page};
+use crate::query::{self, CursorMint, Key, Page};
 
 /// A node type of a list: the names of its connection and edge types in the schema.
 pub trait Listed: PlainNode {
@@ -37,7 +37,7 @@ impl<N: Listed + Send + Sync> TypeName for Connection<N> {
 /// The `XEdge` objects: a record with the cursor that resumes right after it (signed only when
 /// selected).
 pub struct Edge<N> {
-    key: Vec<String>,
+    key: Key,
     mint: Arc<CursorMint>,
     node: N,
 }

@@ -83,10 +83,13 @@ impl PlainNode for Nft {
         let token = || rows.token_read(h.contract, h.token_id);
         Some(match name {
             "tokenAddress" => Leaf::from(h.contract),
-            "tokenId" => text(format_id(&h.token_id, self.format)),
+            "tokenId" => match self.format {
+                types::TokenIdFormat::Decimal => Leaf::Decimal(h.token_id),
+                types::TokenIdFormat::Hex => text(h.token_id.to_hex()),
+            },
             "contractType" => Leaf::Enum(h.contract_type.as_str()),
             "ownerOf" => Leaf::from(h.owner),
-            "amount" => text(h.amount.to_decimal()),
+            "amount" => Leaf::Decimal(h.amount),
             "blockNumber" => Leaf::from(h.block_number),
             "blockNumberMinted" => {
                 nullable(token()?.and_then(|t| t.block_number_minted), Leaf::from)
@@ -99,12 +102,12 @@ impl PlainNode for Nft {
             "minterAddress" => opt_text(token()?.and_then(|t| t.minter_address.as_ref())),
             "possibleSpam" => Leaf::from(contract()?.is_some_and(|c| c.possible_spam)),
             "verifiedCollection" => Leaf::from(contract()?.is_some_and(|c| c.verified)),
-            "lastTokenUriSync" => nullable(token()?.and_then(|t| t.last_token_uri_sync), |ms| {
-                text(iso8601_ms(ms))
-            }),
-            "lastMetadataSync" => nullable(token()?.and_then(|t| t.last_metadata_sync), |ms| {
-                text(iso8601_ms(ms))
-            }),
+            "lastTokenUriSync" => {
+                nullable(token()?.and_then(|t| t.last_token_uri_sync), Leaf::Millis)
+            }
+            "lastMetadataSync" => {
+                nullable(token()?.and_then(|t| t.last_metadata_sync), Leaf::Millis)
+            }
             _ => return None,
         })
     }

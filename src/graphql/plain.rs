@@ -23,7 +23,9 @@ use async_graphql::{
 };
 
 use super::written::{push_display, push_text, Written};
-use crate::types::Address;
+use crate::types::{
+    iso8601_ms, iso8601_secs, push_iso8601_ms, push_iso8601_secs, Address, Uint256,
+};
 
 /// The value of a plain field.
 pub enum Leaf<'a> {
@@ -39,6 +41,14 @@ pub enum Leaf<'a> {
     Enum(&'static str),
     /// An address (the `Address` scalar), written without an intermediate string.
     Address(Address),
+    /// A uint256 as a string of decimal digits (the `Uint256` scalar), written likewise.
+    Decimal(Uint256),
+    /// A uint256 divided by `10^decimals`, as a decimal string ([`Uint256::to_decimal_scaled`]).
+    Scaled(Uint256, u32),
+    /// Unix seconds as an ISO 8601 string ([`iso8601_secs`]).
+    Time(u64),
+    /// Unix milliseconds as an ISO 8601 string ([`iso8601_ms`]).
+    Millis(i64),
 }
 
 impl Leaf<'_> {
@@ -50,6 +60,10 @@ impl Leaf<'_> {
             Leaf::Text(s) => Value::String(s.into_owned()),
             Leaf::Enum(e) => Value::Enum(Name::new(e)),
             Leaf::Address(a) => Value::String(a.to_string()),
+            Leaf::Decimal(u) => Value::String(u.to_decimal()),
+            Leaf::Scaled(u, d) => Value::String(u.to_decimal_scaled(d)),
+            Leaf::Time(s) => Value::String(iso8601_secs(s)),
+            Leaf::Millis(ms) => Value::String(iso8601_ms(ms)),
         }
     }
 
@@ -60,13 +74,23 @@ impl Leaf<'_> {
             Leaf::Number(n) => push_display(out, n),
             Leaf::Text(s) => push_text(out, s),
             Leaf::Enum(e) => push_text(out, e),
-            Leaf::Address(a) => {
-                out.push('"');
+            Leaf::Address(a) => quoted(out, |out| {
                 out.extend(a.hex().iter().copied().map(char::from));
-                out.push('"');
-            }
+            }),
+            // Digits, dots and the date's characters need no escape.
+            Leaf::Decimal(u) => quoted(out, |out| u.push_decimal(out)),
+            Leaf::Scaled(u, d) => quoted(out, |out| u.push_decimal_scaled(out, *d)),
+            Leaf::Time(s) => quoted(out, |out| push_iso8601_secs(out, *s)),
+            Leaf::Millis(ms) => quoted(out, |out| push_iso8601_ms(out, *ms)),
         }
     }
+}
+
+/// Appends `"`, what `write` appends, and `"`: a JSON string that needs no escape.
+fn quoted(out: &mut String, write: impl FnOnce(&mut String)) {
+    out.push('"');
+    write(out);
+    out.push('"');
 }
 
 impl From<Address> for Leaf<'_> {

@@ -39,13 +39,13 @@ impl PlainNode for Erc20Transfer {
             "toWallet" => Leaf::from(t.to),
             "fromWalletLabel" => label(t.from)?,
             "toWalletLabel" => label(t.to)?,
-            "value" => text(t.value.to_decimal()),
+            "value" => Leaf::Decimal(t.value),
             "valueDecimal" => nullable(contract()?.and_then(|c| c.decimals), |d| {
-                text(t.value.to_decimal_scaled(d))
+                Leaf::Scaled(t.value, d)
             }),
             "blockNumber" => Leaf::from(t.block_number),
             "blockHash" => text(t.block_hash.as_str()),
-            "blockTimestamp" => text(iso8601_secs(t.block_timestamp)),
+            "blockTimestamp" => Leaf::Time(t.block_timestamp),
             "transactionHash" => text(t.transaction_hash.as_str()),
             "transactionIndex" => index(t.transaction_index),
             "logIndex" => index(t.log_index),

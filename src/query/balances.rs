@@ -17,7 +17,7 @@ use super::cursor::{query_digest, CursorKind};
 use super::nfts::{complete_contracts, spam_contracts};
 use super::status::Needs;
 use super::walk::Walk;
-use super::{Edge, Page, QueryError, QueryService};
+use super::{Edge, Key, KeyPart, Page, QueryError, QueryService};
 use super::{TokenBalance, TokenBalanceQuery};
 use crate::entity::erc20_transfer;
 use crate::store::lists::padded;
@@ -197,7 +197,7 @@ impl QueryService {
             .collect();
         walk.finish(self, rows, limit, incomplete, done.status, |b| {
             Ok(Edge {
-                key: vec![b.contract.to_string()],
+                key: Key::new(&[KeyPart::Address(b.contract)]),
                 node: b,
             })
         })

@@ -19,7 +19,9 @@ use super::cursor::{query_digest, CursorKind};
 use super::nfts::certain_holdings;
 use super::status::Needs;
 use super::walk::Walk;
-use super::{CollectionNft, CollectionNftsQuery, Edge, Page, QueryError, QueryService};
+use super::{
+    CollectionNft, CollectionNftsQuery, Edge, Key, KeyPart, Page, QueryError, QueryService,
+};
 use crate::entity::nft_holding;
 use crate::store::lists::padded;
 use crate::types::{Address, Scope, TokenStandard, Uint256};
@@ -201,7 +203,7 @@ fn nft(
         (None, amount)
     };
     Ok(Edge {
-        key: vec![t.token_id.to_db()],
+        key: Key::new(&[KeyPart::Uint(t.token_id)]),
         node: CollectionNft {
             contract,
             token_id,

@@ -10,7 +10,9 @@ use super::cursor::{query_digest, CursorKind};
 use super::nfts::{certain_holdings, not_spam};
 use super::status::Needs;
 use super::walk::Walk;
-use super::{Edge, Page, QueryError, QueryService, WalletCollection, WalletCollectionsQuery};
+use super::{
+    Edge, Key, KeyPart, Page, QueryError, QueryService, WalletCollection, WalletCollectionsQuery,
+};
 use crate::entity::nft_holding;
 use crate::types::{Address, Scope, TokenStandard};
 
@@ -102,7 +104,7 @@ impl QueryService {
             .await?;
         walk.finish(self, rows, limit, incomplete, done.status, |g| {
             Ok(Edge {
-                key: vec![g.contract_address.to_string()],
+                key: Key::new(&[KeyPart::Address(g.contract_address)]),
                 node: WalletCollection {
                     contract: g.contract_address,
                     contract_type: g.contract_type,

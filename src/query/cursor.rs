@@ -12,6 +12,8 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::Key;
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// Which connection a cursor belongs to.
@@ -182,12 +184,12 @@ impl CursorMint {
     }
 
     /// The cursor resuming right after the record at keyset position `key`.
-    pub fn cursor(&self, key: &[String]) -> String {
+    pub fn cursor(&self, key: &Key) -> String {
         self.codec.encode(&CursorPayload {
             k: self.kind,
             q: self.digest.clone(),
             p: self.page,
-            a: key.to_vec(),
+            a: key.texts(),
             t: self.total,
             i: self.incomplete,
         })

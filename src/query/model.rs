@@ -72,8 +72,64 @@ impl SyncStatus {
 /// right after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge<T> {
-    pub key: Vec<String>,
+    pub key: Key,
     pub node: T,
+}
+
+/// One value of a keyset position, in the form it is stored and compared in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyPart {
+    /// An integer column (a block number, a log or batch index).
+    Int(i64),
+    /// An address column (`0x` and 40 lowercase hex digits).
+    Address(Address),
+    /// A uint256 column (64 hex digits, [`Uint256::to_db`]).
+    Uint(Uint256),
+}
+
+impl KeyPart {
+    fn text(&self) -> String {
+        match self {
+            KeyPart::Int(n) => n.to_string(),
+            KeyPart::Address(a) => a.to_string(),
+            KeyPart::Uint(u) => u.to_db(),
+        }
+    }
+}
+
+/// A record's keyset position: the values of the columns its list is ordered by (at most
+/// [`Key::MAX`]). It is turned into text only when a cursor is minted, so a page whose
+/// per-record cursors nobody asks for makes no string per record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    parts: [KeyPart; Key::MAX],
+    len: u8,
+}
+
+impl Key {
+    /// The most columns a list is ordered by.
+    pub const MAX: usize = 3;
+
+    /// The position of these values, in order (values past [`Key::MAX`] are a bug of the
+    /// caller; every list's order is known at compile time).
+    pub fn new(values: &[KeyPart]) -> Self {
+        debug_assert!(values.len() <= Self::MAX, "a key of {} parts", values.len());
+        let mut parts = [KeyPart::Int(0); Self::MAX];
+        let len = values.len().min(Self::MAX);
+        parts[..len].copy_from_slice(&values[..len]);
+        Self {
+            parts,
+            len: len as u8,
+        }
+    }
+
+    /// The values as a cursor carries them.
+    pub fn texts(&self) -> Vec<String> {
+        self.parts[..usize::from(self.len)]
+            .iter()
+            .map(KeyPart::text)
+            .collect()
+    }
 }
 
 /// One page of a keyset-paginated answer.
@@ -310,6 +366,27 @@ pub struct TokenInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_reads_as_the_cursor_texts_of_its_columns() {
+        let a = Address::parse("0x00000000000000000000000000000000000000aB")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let key = Key::new(&[
+            KeyPart::Int(-3),
+            KeyPart::Address(a),
+            KeyPart::Uint(Uint256::from_u64(255)),
+        ]);
+        assert_eq!(
+            key.texts(),
+            vec![
+                "-3".to_string(),
+                "0x00000000000000000000000000000000000000ab".to_string(),
+                format!("{}ff", "0".repeat(62)),
+            ]
+        );
+        assert_eq!(Key::new(&[KeyPart::Int(7)]).texts(), vec!["7".to_string()]);
+        assert!(Key::new(&[]).texts().is_empty());
+    }
 
     fn holding(contract: &str, id: &str) -> NftHolding {
         NftHolding {

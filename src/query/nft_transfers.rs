@@ -11,7 +11,7 @@ use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
 use super::transfers::{sql_order, union_of};
 use super::walk::Walk;
-use super::{Edge, NftTransfer, NftTransferQuery, Page, QueryError, QueryService};
+use super::{Edge, Key, KeyPart, NftTransfer, NftTransferQuery, Page, QueryError, QueryService};
 use crate::entity::nft_transfer;
 use crate::store::lists::padded;
 use crate::types::{Scope, SortOrder, Uint256};
@@ -233,11 +233,11 @@ impl QueryService {
 
 /// A row as a record, keyed by its (block number, log index, batch index) position.
 fn nft_move(r: nft_transfer::Model) -> Result<Edge<NftTransfer>, QueryError> {
-    let key = vec![
-        r.block_number.to_string(),
-        r.log_index.to_string(),
-        r.batch_index.to_string(),
-    ];
+    let key = Key::new(&[
+        KeyPart::Int(r.block_number),
+        KeyPart::Int(r.log_index.into()),
+        KeyPart::Int(r.batch_index.into()),
+    ]);
     let node = NftTransfer {
         contract: r.contract_address,
         token_id: r.token_id,

@@ -9,7 +9,7 @@ use super::answer::{Answer, Include};
 use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
 use super::walk::Walk;
-use super::{Edge, NftHolding, NftQuery, Page, QueryError, QueryService};
+use super::{Edge, Key, KeyPart, NftHolding, NftQuery, Page, QueryError, QueryService};
 use crate::entity::{contract, nft_holding, scope_sync};
 use crate::store::dialect::Dialect;
 use crate::store::lists::padded;
@@ -239,7 +239,10 @@ pub(super) fn holding(r: nft_holding::Model) -> Result<Edge<NftHolding>, QueryEr
         block_number: u64::try_from(r.block_number).unwrap_or(0),
     };
     Ok(Edge {
-        key: vec![r.contract_address.to_string(), r.token_id.to_db()],
+        key: Key::new(&[
+            KeyPart::Address(r.contract_address),
+            KeyPart::Uint(r.token_id),
+        ]),
         node,
     })
 }

@@ -7,7 +7,7 @@ use super::cursor::{query_digest, CursorKind};
 use super::nfts::{certain_holdings, holding};
 use super::status::Needs;
 use super::walk::Walk;
-use super::{NftHolding, NftOwnersQuery, Page, QueryError, QueryService};
+use super::{Key, KeyPart, NftHolding, NftOwnersQuery, Page, QueryError, QueryService};
 use crate::entity::nft_holding;
 use crate::types::Scope;
 
@@ -101,7 +101,10 @@ impl QueryService {
             .await?;
         walk.finish(self, rows, limit, incomplete, done.status, |r| {
             let mut e = holding(r)?;
-            e.key = vec![e.node.token_id.to_db(), e.node.owner.to_string()];
+            e.key = Key::new(&[
+                KeyPart::Uint(e.node.token_id),
+                KeyPart::Address(e.node.owner),
+            ]);
             Ok(e)
         })
     }

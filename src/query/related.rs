@@ -11,10 +11,12 @@ use sea_orm::{
 
 use super::{columns, ContractInfo, QueryError, QueryService, TokenInfo};
 use crate::entity::{address_label, contract, nft_token};
-use crate::store::dialect::{by_keys, key_join, Dialect};
+use crate::store::dialect::{by_addresses, by_keys, key_join, Dialect};
 use crate::store::lists::padded;
 use crate::types::{Address, Chain, Uint256};
 
+use address_label::Column as L;
+use contract::Column as C;
 use nft_token::Column as T;
 
 impl QueryService {
@@ -24,31 +26,24 @@ impl QueryService {
         chain: Chain,
         addresses: &[Address],
     ) -> Result<HashMap<Address, ContractInfo>, QueryError> {
-        let keys: BTreeSet<String> = addresses.iter().map(|a| a.to_string()).collect();
+        let keys: BTreeSet<Address> = addresses.iter().copied().collect();
         if keys.is_empty() {
             return Ok(HashMap::new());
         }
-        let rows = contract::Entity::find()
-            .filter(contract::Column::ChainId.eq(chain.db_id()))
-            .filter(contract::Column::Address.is_in(padded(keys.into_iter().collect())))
-            .all(&self.db)
-            .await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok((
-                    r.address,
-                    ContractInfo {
-                        standard: r.standard,
-                        name: r.name,
-                        symbol: r.symbol,
-                        decimals: r.decimals.and_then(|d| u32::try_from(d).ok()),
-                        logo: r.logo,
-                        possible_spam: r.possible_spam,
-                        verified: r.verified,
-                    },
-                ))
-            })
-            .collect()
+        let rows = if Dialect::of(&self.db).takes_key_arrays() {
+            let stmt = by_addresses(&CONTRACTS_BY_ADDRESS, chain.db_id(), keys);
+            ContractRow::find_by_statement(stmt).all(&self.db).await?
+        } else {
+            contract::Entity::find()
+                .select_only()
+                .columns(ContractRow::COLUMNS)
+                .filter(C::ChainId.eq(chain.db_id()))
+                .filter(C::Address.is_in(padded(keys.into_iter().collect())))
+                .into_model::<ContractRow>()
+                .all(&self.db)
+                .await?
+        };
+        Ok(rows.into_iter().map(|r| (r.address, r.info)).collect())
     }
 
     /// Token rows (mint, uri, metadata) of these NFTs; unknown ones are absent.
@@ -94,17 +89,100 @@ impl QueryService {
         chain: Chain,
         addresses: &[Address],
     ) -> Result<HashMap<Address, String>, QueryError> {
-        let keys: BTreeSet<String> = addresses.iter().map(|a| a.to_string()).collect();
+        let keys: BTreeSet<Address> = addresses.iter().copied().collect();
         if keys.is_empty() {
             return Ok(HashMap::new());
         }
-        let rows = address_label::Entity::find()
-            .filter(address_label::Column::ChainId.eq(chain.db_id()))
-            .filter(address_label::Column::Address.is_in(padded(keys.into_iter().collect())))
-            .all(&self.db)
-            .await?;
-        rows.into_iter().map(|r| Ok((r.address, r.label))).collect()
+        let rows = if Dialect::of(&self.db).takes_key_arrays() {
+            let stmt = by_addresses(&LABELS_BY_ADDRESS, chain.db_id(), keys);
+            LabelRow::find_by_statement(stmt).all(&self.db).await?
+        } else {
+            address_label::Entity::find()
+                .select_only()
+                .columns(LabelRow::COLUMNS)
+                .filter(L::ChainId.eq(chain.db_id()))
+                .filter(L::Address.is_in(padded(keys.into_iter().collect())))
+                .into_model::<LabelRow>()
+                .all(&self.db)
+                .await?
+        };
+        Ok(rows.into_iter().map(|r| (r.address, r.label)).collect())
     }
+}
+
+/// The columns of `contracts` a page shows, read by position ([`columns`]).
+struct ContractRow {
+    address: Address,
+    info: ContractInfo,
+}
+
+impl ContractRow {
+    /// The columns selected, in the order they are read.
+    const COLUMNS: [C; 8] = [
+        C::Address,
+        C::Standard,
+        C::Name,
+        C::Symbol,
+        C::Decimals,
+        C::Logo,
+        C::PossibleSpam,
+        C::Verified,
+    ];
+}
+
+/// The PostgreSQL statement reading the contracts of a page's addresses.
+static CONTRACTS_BY_ADDRESS: LazyLock<String> =
+    LazyLock::new(|| by_address_sql("contracts", &ContractRow::COLUMNS));
+
+impl FromQueryResult for ContractRow {
+    fn from_query_result(row: &QueryResult, _pre: &str) -> Result<Self, DbErr> {
+        Ok(Self {
+            address: columns::typed(row, 0)?,
+            info: ContractInfo {
+                standard: columns::typed(row, 1)?,
+                name: columns::column(row, 2)?,
+                symbol: columns::column(row, 3)?,
+                decimals: columns::column::<i32>(row, 4)?.and_then(|d| u32::try_from(d).ok()),
+                logo: columns::column(row, 5)?,
+                possible_spam: columns::typed(row, 6)?,
+                verified: columns::typed(row, 7)?,
+            },
+        })
+    }
+}
+
+/// The columns of `address_labels` a page shows, read by position.
+struct LabelRow {
+    address: Address,
+    label: String,
+}
+
+impl LabelRow {
+    /// The columns selected, in the order they are read.
+    const COLUMNS: [L; 2] = [L::Address, L::Label];
+}
+
+/// The PostgreSQL statement reading the labels of a page's addresses.
+static LABELS_BY_ADDRESS: LazyLock<String> =
+    LazyLock::new(|| by_address_sql("address_labels", &LabelRow::COLUMNS));
+
+impl FromQueryResult for LabelRow {
+    fn from_query_result(row: &QueryResult, _pre: &str) -> Result<Self, DbErr> {
+        Ok(Self {
+            address: columns::typed(row, 0)?,
+            label: columns::typed(row, 1)?,
+        })
+    }
+}
+
+/// `SELECT <columns> FROM <table> WHERE chain_id = $1 AND address = ANY($2::text[])`
+/// ([`by_addresses`]).
+fn by_address_sql(table: &str, columns: &[impl IdenStatic]) -> String {
+    let columns: Vec<&str> = columns.iter().map(IdenStatic::as_str).collect();
+    format!(
+        "SELECT {} FROM {table} WHERE chain_id = $1 AND address = ANY($2::text[])",
+        columns.join(", ")
+    )
 }
 
 /// The columns of `nft_tokens` a page shows, read by position ([`columns`]).

@@ -149,6 +149,25 @@ pub fn by_keys(
     )
 }
 
+/// A PostgreSQL statement over a list of addresses: `$1` the chain, `$2` the addresses as a
+/// `text[]` array (`address = ANY($2::text[])`): one statement text and one parameter whatever
+/// the list's length.
+pub fn by_addresses(
+    sql: &str,
+    chain_id: i64,
+    addresses: impl IntoIterator<Item = Address>,
+) -> Statement {
+    let addresses: Vec<Value> = addresses.into_iter().map(Value::from).collect();
+    Statement::from_sql_and_values(
+        DbBackend::Postgres,
+        sql,
+        [
+            Value::from(chain_id),
+            Value::Array(ArrayType::String, Some(Box::new(addresses))),
+        ],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

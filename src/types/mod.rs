@@ -19,7 +19,9 @@ pub use limits::{AddressList, BlockNumber, PageSize, TokenIdFormat, MAX_LIST_LEN
 pub use order::SortOrder;
 pub use scope::{Scope, ScopeKind, ScopeState};
 pub use standard::TokenStandard;
-pub use time::{iso8601_ms, iso8601_secs, parse_date, DateBound};
+pub use time::{
+    iso8601_ms, iso8601_secs, parse_date, push_iso8601_ms, push_iso8601_secs, DateBound,
+};
 pub use uint256::Uint256;
 
 /// Why a user-supplied value was refused. The message is safe to show to the user; the caller

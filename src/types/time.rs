@@ -147,22 +147,42 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 
 /// Formats Unix milliseconds.
 pub fn iso8601_ms(ms: i64) -> String {
+    let mut out = String::with_capacity(24);
+    push_iso8601_ms(&mut out, ms);
+    out
+}
+
+/// Appends Unix milliseconds, formatted as [`iso8601_ms`] formats them.
+pub fn push_iso8601_ms(out: &mut String, ms: i64) {
+    use std::fmt::Write;
     let secs = ms.div_euclid(1000);
     let millis = ms.rem_euclid(1000);
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!(
+    // Writing into a `String` cannot fail.
+    write!(
+        out,
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
         sod / 3600,
         (sod % 3600) / 60,
         sod % 60
     )
+    .unwrap_or_default();
 }
 
 /// Formats Unix seconds.
 pub fn iso8601_secs(secs: u64) -> String {
-    iso8601_ms((secs as i64).saturating_mul(1000))
+    iso8601_ms(secs_to_ms(secs))
+}
+
+/// Appends Unix seconds, formatted as [`iso8601_secs`] formats them.
+pub fn push_iso8601_secs(out: &mut String, secs: u64) {
+    push_iso8601_ms(out, secs_to_ms(secs));
+}
+
+fn secs_to_ms(secs: u64) -> i64 {
+    (secs as i64).saturating_mul(1000)
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).

@@ -64,11 +64,12 @@ impl Uint256 {
 
     /// Decimal digits.
     pub fn to_decimal(&self) -> String {
-        // Most token ids and amounts fit 64 bits, which the standard library writes fastest.
-        match u64::try_from(self.0) {
-            Ok(small) => small.to_string(),
-            Err(_) => self.0.to_string(),
-        }
+        Digits::of(self).as_str().to_owned()
+    }
+
+    /// Appends the decimal digits ([`Uint256::to_decimal`]).
+    pub fn push_decimal(&self, out: &mut String) {
+        out.push_str(Digits::of(self).as_str());
     }
 
     /// `0x`-prefixed lowercase hex without leading zeros (`0x0` for zero).
@@ -78,22 +79,32 @@ impl Uint256 {
 
     /// `self / 10^decimals`, written exactly: no exponent, no trailing zeros, no trailing dot.
     pub fn to_decimal_scaled(&self, decimals: u32) -> String {
-        let digits = self.0.to_string();
+        let mut out = String::new();
+        self.push_decimal_scaled(&mut out, decimals);
+        out
+    }
+
+    /// Appends `self / 10^decimals` ([`Uint256::to_decimal_scaled`]).
+    pub fn push_decimal_scaled(&self, out: &mut String, decimals: u32) {
+        let digits = Digits::of(self);
+        let digits = digits.as_str();
         let d = decimals as usize;
-        if d == 0 {
-            return digits;
-        }
-        let (int, frac) = if digits.len() > d {
-            let (i, f) = digits.split_at(digits.len() - d);
-            (i.to_string(), f.to_string())
+        if digits.len() > d {
+            let (int, frac) = digits.split_at(digits.len() - d);
+            out.push_str(int);
+            let frac = frac.trim_end_matches('0');
+            if !frac.is_empty() {
+                out.push('.');
+                out.push_str(frac);
+            }
         } else {
-            ("0".to_string(), format!("{digits:0>d$}"))
-        };
-        let frac = frac.trim_end_matches('0');
-        if frac.is_empty() {
-            int
-        } else {
-            format!("{int}.{frac}")
+            let significant = digits.trim_end_matches('0');
+            out.push('0');
+            if !significant.is_empty() {
+                out.push('.');
+                out.extend(std::iter::repeat_n('0', d - digits.len()));
+                out.push_str(significant);
+            }
         }
     }
 
@@ -111,6 +122,46 @@ impl Uint256 {
 
     pub fn from_u64(v: u64) -> Self {
         Uint256(U256::from(v))
+    }
+}
+
+/// The decimal digits of a [`Uint256`], written on the stack (at most 78 of them).
+struct Digits {
+    buf: [u8; 80],
+    len: usize,
+}
+
+impl Digits {
+    fn of(v: &Uint256) -> Self {
+        use fmt::Write;
+        let mut d = Digits {
+            buf: [0; 80],
+            len: 0,
+        };
+        // Most token ids and amounts fit 64 bits, which the standard library writes fastest.
+        // Neither write can fail: 78 digits fit.
+        let _ = match u64::try_from(v.0) {
+            Ok(small) => write!(d, "{small}"),
+            Err(_) => write!(d, "{}", v.0),
+        };
+        d
+    }
+
+    fn as_str(&self) -> &str {
+        // Only ASCII digits are ever written.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+}
+
+impl fmt::Write for Digits {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
     }
 }
 
@@ -191,6 +242,15 @@ mod tests {
             "1.5"
         );
         assert_eq!(Uint256::parse("123").unwrap().to_decimal_scaled(0), "123");
+        assert_eq!(Uint256::parse("50").unwrap().to_decimal_scaled(3), "0.05");
+        assert_eq!(Uint256::parse("120").unwrap().to_decimal_scaled(2), "1.2");
+        assert_eq!(Uint256::parse("120").unwrap().to_decimal_scaled(3), "0.12");
+        assert_eq!(Uint256::ZERO.to_decimal_scaled(0), "0");
+        // Appended to what is there, as the JSON writer uses it.
+        let mut out = String::from("x");
+        Uint256::MAX.push_decimal(&mut out);
+        Uint256::from_u64(7).push_decimal_scaled(&mut out, 1);
+        assert_eq!(out, format!("x{MAX_DEC}0.7"));
         assert_eq!(Uint256::ZERO.to_decimal_scaled(18), "0");
         assert_eq!(
             Uint256::MAX.to_decimal_scaled(77),
