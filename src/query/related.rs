@@ -26,23 +26,7 @@ impl QueryService {
         chain: Chain,
         addresses: &[Address],
     ) -> Result<HashMap<Address, ContractInfo>, QueryError> {
-        let keys: BTreeSet<Address> = addresses.iter().copied().collect();
-        if keys.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let rows = if Dialect::of(&self.db).takes_key_arrays() {
-            let stmt = by_addresses(&CONTRACTS_BY_ADDRESS, chain.db_id(), keys);
-            ContractRow::find_by_statement(stmt).all(&self.db).await?
-        } else {
-            contract::Entity::find()
-                .select_only()
-                .columns(ContractRow::COLUMNS)
-                .filter(C::ChainId.eq(chain.db_id()))
-                .filter(C::Address.is_in(padded(keys.into_iter().collect())))
-                .into_model::<ContractRow>()
-                .all(&self.db)
-                .await?
-        };
+        let rows: Vec<ContractRow> = self.by_address(chain, addresses).await?;
         Ok(rows.into_iter().map(|r| (r.address, r.info)).collect())
     }
 
@@ -89,26 +73,54 @@ impl QueryService {
         chain: Chain,
         addresses: &[Address],
     ) -> Result<HashMap<Address, String>, QueryError> {
-        let keys: BTreeSet<Address> = addresses.iter().copied().collect();
-        if keys.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let rows = if Dialect::of(&self.db).takes_key_arrays() {
-            let stmt = by_addresses(&LABELS_BY_ADDRESS, chain.db_id(), keys);
-            LabelRow::find_by_statement(stmt).all(&self.db).await?
-        } else {
-            address_label::Entity::find()
-                .select_only()
-                .columns(LabelRow::COLUMNS)
-                .filter(L::ChainId.eq(chain.db_id()))
-                .filter(L::Address.is_in(padded(keys.into_iter().collect())))
-                .into_model::<LabelRow>()
-                .all(&self.db)
-                .await?
-        };
+        let rows: Vec<LabelRow> = self.by_address(chain, addresses).await?;
         Ok(rows.into_iter().map(|r| (r.address, r.label)).collect())
     }
+
+    /// The rows of `R`'s table for these addresses on `chain` (each address once): on
+    /// PostgreSQL one statement with the addresses as an array, elsewhere a padded `IN` list.
+    async fn by_address<R: AddressRow>(
+        &self,
+        chain: Chain,
+        addresses: &[Address],
+    ) -> Result<Vec<R>, QueryError> {
+        let keys: BTreeSet<Address> = addresses.iter().copied().collect();
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(if Dialect::of(&self.db).takes_key_arrays() {
+            let stmt = by_addresses(R::by_address_sql(), chain.db_id(), keys);
+            R::find_by_statement(stmt).all(&self.db).await?
+        } else {
+            R::Entity::find()
+                .select_only()
+                .columns(R::COLUMNS.iter().copied())
+                .filter(R::CHAIN.eq(chain.db_id()))
+                .filter(R::ADDRESS.is_in(padded(keys.into_iter().collect())))
+                .into_model::<R>()
+                .all(&self.db)
+                .await?
+        })
+    }
 }
+
+/// A row read by address ([`QueryService::by_address`]): its columns, read by position.
+trait AddressRow: FromQueryResult + Send + Sync {
+    /// The table.
+    type Entity: EntityTrait;
+    /// The columns selected, in the order they are read.
+    const COLUMNS: &'static [Column<Self>];
+    /// The chain column.
+    const CHAIN: Column<Self>;
+    /// The address column.
+    const ADDRESS: Column<Self>;
+
+    /// The PostgreSQL statement reading the rows of an array of addresses ([`by_addresses`]).
+    fn by_address_sql() -> &'static str;
+}
+
+/// A column of an [`AddressRow`]'s table.
+type Column<R> = <<R as AddressRow>::Entity as EntityTrait>::Column;
 
 /// The columns of `contracts` a page shows, read by position ([`columns`]).
 struct ContractRow {
@@ -116,9 +128,9 @@ struct ContractRow {
     info: ContractInfo,
 }
 
-impl ContractRow {
-    /// The columns selected, in the order they are read.
-    const COLUMNS: [C; 8] = [
+impl AddressRow for ContractRow {
+    type Entity = contract::Entity;
+    const COLUMNS: &'static [C] = &[
         C::Address,
         C::Standard,
         C::Name,
@@ -128,11 +140,15 @@ impl ContractRow {
         C::PossibleSpam,
         C::Verified,
     ];
-}
+    const CHAIN: C = C::ChainId;
+    const ADDRESS: C = C::Address;
 
-/// The PostgreSQL statement reading the contracts of a page's addresses.
-static CONTRACTS_BY_ADDRESS: LazyLock<String> =
-    LazyLock::new(|| by_address_sql("contracts", &ContractRow::COLUMNS));
+    fn by_address_sql() -> &'static str {
+        static SQL: LazyLock<String> =
+            LazyLock::new(|| by_address_sql("contracts", ContractRow::COLUMNS));
+        &SQL
+    }
+}
 
 impl FromQueryResult for ContractRow {
     fn from_query_result(row: &QueryResult, _pre: &str) -> Result<Self, DbErr> {
@@ -157,14 +173,18 @@ struct LabelRow {
     label: String,
 }
 
-impl LabelRow {
-    /// The columns selected, in the order they are read.
-    const COLUMNS: [L; 2] = [L::Address, L::Label];
-}
+impl AddressRow for LabelRow {
+    type Entity = address_label::Entity;
+    const COLUMNS: &'static [L] = &[L::Address, L::Label];
+    const CHAIN: L = L::ChainId;
+    const ADDRESS: L = L::Address;
 
-/// The PostgreSQL statement reading the labels of a page's addresses.
-static LABELS_BY_ADDRESS: LazyLock<String> =
-    LazyLock::new(|| by_address_sql("address_labels", &LabelRow::COLUMNS));
+    fn by_address_sql() -> &'static str {
+        static SQL: LazyLock<String> =
+            LazyLock::new(|| by_address_sql("address_labels", LabelRow::COLUMNS));
+        &SQL
+    }
+}
 
 impl FromQueryResult for LabelRow {
     fn from_query_result(row: &QueryResult, _pre: &str) -> Result<Self, DbErr> {
