@@ -351,8 +351,17 @@ mod tests {
             }
             assert!(seen.insert(build.hash_one(addr(n))));
         }
-        // A key shorter than a word differs from the same bytes padded with zeros.
-        assert_ne!(build.hash_one([1u8, 0]), build.hash_one([1u8]));
+        // Bytes short of a word differ from the same bytes padded with zeros.
+        let bytes = |b: &[u8]| {
+            let mut h = PageHasher::default();
+            h.write(b);
+            h.finish()
+        };
+        assert_ne!(bytes(&[1, 0]), bytes(&[1]));
+        assert_ne!(
+            bytes(&[1, 0, 0, 0, 0, 0, 0, 0, 0]),
+            bytes(&[1, 0, 0, 0, 0, 0, 0, 0])
+        );
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl QueryService {
             .collect();
         walk.finish(self, rows, limit, incomplete, done.status, |b| {
             Ok(Edge {
-                key: Key::new(&[KeyPart::Address(b.contract)]),
+                key: Key::new([KeyPart::Address(b.contract)]),
                 node: b,
             })
         })

@@ -203,7 +203,7 @@ fn nft(
         (None, amount)
     };
     Ok(Edge {
-        key: Key::new(&[KeyPart::Uint(t.token_id)]),
+        key: Key::new([KeyPart::Uint(t.token_id)]),
         node: CollectionNft {
             contract,
             token_id,

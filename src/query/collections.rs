@@ -104,7 +104,7 @@ impl QueryService {
             .await?;
         walk.finish(self, rows, limit, incomplete, done.status, |g| {
             Ok(Edge {
-                key: Key::new(&[KeyPart::Address(g.contract_address)]),
+                key: Key::new([KeyPart::Address(g.contract_address)]),
                 node: WalletCollection {
                     contract: g.contract_address,
                     contract_type: g.contract_type,

@@ -110,16 +110,20 @@ impl Key {
     /// The most columns a list is ordered by.
     pub const MAX: usize = 3;
 
-    /// The position of these values, in order (values past [`Key::MAX`] are a bug of the
-    /// caller; every list's order is known at compile time).
-    pub fn new(values: &[KeyPart]) -> Self {
-        debug_assert!(values.len() <= Self::MAX, "a key of {} parts", values.len());
+    /// The position of these values, in order. Every list's order is known at compile time,
+    /// so a key of more than [`Key::MAX`] values does not compile.
+    pub fn new<const N: usize>(values: [KeyPart; N]) -> Self {
+        const {
+            assert!(
+                N <= Key::MAX,
+                "a keyset position has at most Key::MAX values"
+            )
+        };
         let mut parts = [KeyPart::Int(0); Self::MAX];
-        let len = values.len().min(Self::MAX);
-        parts[..len].copy_from_slice(&values[..len]);
+        parts[..N].copy_from_slice(&values);
         Self {
             parts,
-            len: len as u8,
+            len: N as u8,
         }
     }
 
@@ -371,7 +375,7 @@ mod tests {
     fn a_key_reads_as_the_cursor_texts_of_its_columns() {
         let a = Address::parse("0x00000000000000000000000000000000000000aB")
             .unwrap_or_else(|e| panic!("{e}"));
-        let key = Key::new(&[
+        let key = Key::new([
             KeyPart::Int(-3),
             KeyPart::Address(a),
             KeyPart::Uint(Uint256::from_u64(255)),
@@ -384,8 +388,8 @@ mod tests {
                 format!("{}ff", "0".repeat(62)),
             ]
         );
-        assert_eq!(Key::new(&[KeyPart::Int(7)]).texts(), vec!["7".to_string()]);
-        assert!(Key::new(&[]).texts().is_empty());
+        assert_eq!(Key::new([KeyPart::Int(7)]).texts(), vec!["7".to_string()]);
+        assert!(Key::new([]).texts().is_empty());
     }
 
     fn holding(contract: &str, id: &str) -> NftHolding {

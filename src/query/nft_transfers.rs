@@ -233,7 +233,7 @@ impl QueryService {
 
 /// A row as a record, keyed by its (block number, log index, batch index) position.
 fn nft_move(r: nft_transfer::Model) -> Result<Edge<NftTransfer>, QueryError> {
-    let key = Key::new(&[
+    let key = Key::new([
         KeyPart::Int(r.block_number),
         KeyPart::Int(r.log_index.into()),
         KeyPart::Int(r.batch_index.into()),

@@ -239,7 +239,7 @@ pub(super) fn holding(r: nft_holding::Model) -> Result<Edge<NftHolding>, QueryEr
         block_number: u64::try_from(r.block_number).unwrap_or(0),
     };
     Ok(Edge {
-        key: Key::new(&[
+        key: Key::new([
             KeyPart::Address(r.contract_address),
             KeyPart::Uint(r.token_id),
         ]),

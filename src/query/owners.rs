@@ -101,7 +101,7 @@ impl QueryService {
             .await?;
         walk.finish(self, rows, limit, incomplete, done.status, |r| {
             let mut e = holding(r)?;
-            e.key = Key::new(&[
+            e.key = Key::new([
                 KeyPart::Uint(e.node.token_id),
                 KeyPart::Address(e.node.owner),
             ]);

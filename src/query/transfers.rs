@@ -290,7 +290,7 @@ impl FromQueryResult for TransferRow {
     fn from_query_result(row: &QueryResult, _pre: &str) -> Result<Self, DbErr> {
         let block_number: i64 = columns::typed(row, 0)?;
         let log_index: i32 = columns::typed(row, 1)?;
-        let key = Key::new(&[KeyPart::Int(block_number), KeyPart::Int(log_index.into())]);
+        let key = Key::new([KeyPart::Int(block_number), KeyPart::Int(log_index.into())]);
         let node = Erc20Transfer {
             contract: columns::typed(row, 2)?,
             from: columns::typed(row, 3)?,
