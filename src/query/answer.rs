@@ -225,6 +225,8 @@ pub struct Answer<N> {
 pub struct Listing<N> {
     pub records: Vec<N>,
     pub status: SyncStatus,
+    /// The last block the indexer had stored when the list was read (see [`Page::block`]).
+    pub block: Option<u64>,
     pub related: Related,
 }
 

@@ -10,7 +10,9 @@
 use std::collections::BTreeMap;
 
 use alloy::primitives::U512;
-use sea_orm::{ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QuerySelect};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect,
+};
 
 use super::answer::{keys_of, Answer, Include, Listing};
 use super::cursor::{query_digest, CursorKind};
@@ -141,14 +143,16 @@ impl QueryService {
         include: Include,
     ) -> Result<Listing<TokenBalance>, QueryError> {
         let needs = q.needs();
-        let (view, scope_rows) =
-            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs))?;
-        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
-        let records = self.sum_balances(q, !done.complete).await?;
+        // The balances and the state they are judged by, as of one moment.
+        let snap = self.snapshot().await?;
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
+        let records = sum_balances(snap.db(), q, !done.complete).await?;
+        snap.close().await?;
         let related = self.related(q.chain, keys_of(&records), include).await?;
         Ok(Listing {
             records,
             status: done.status,
+            block: view.indexed_block,
             related,
         })
     }
@@ -179,14 +183,14 @@ impl QueryService {
             Some(_) => return Err(super::CursorError::Invalid.into()),
         };
         let needs = q.needs();
-        let (view, scope_rows) =
-            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs))?;
-        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        // The balances and the state they are judged by, as of one moment.
+        let snap = self.snapshot().await?;
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         let limit = q.page_size.get();
-        let rows: Vec<TokenBalance> = self
-            .sum_balances(q, incomplete)
-            .await?
+        let balances = sum_balances(snap.db(), q, incomplete).await?;
+        snap.close().await?;
+        let rows: Vec<TokenBalance> = balances
             .into_iter()
             .filter(|b| {
                 position
@@ -195,38 +199,41 @@ impl QueryService {
             })
             .take(limit as usize + 1)
             .collect();
-        walk.finish(self, rows, limit, incomplete, done.status, |b| {
-            Ok(Edge {
-                key: Key::new([KeyPart::Address(b.contract)]),
-                node: b,
+        walk.at(view.indexed_block)
+            .finish(self, rows, limit, incomplete, done.status, |b| {
+                Ok(Edge {
+                    key: Key::new([KeyPart::Address(b.contract)]),
+                    node: b,
+                })
             })
-        })
     }
+}
 
-    /// The wallet's balances summed from its stored transfers: two statements, received and
-    /// sent (each served by its own index).
-    async fn sum_balances(
-        &self,
-        q: &TokenBalanceQuery,
-        certain_only: bool,
-    ) -> Result<Vec<TokenBalance>, QueryError> {
-        let owner = q.owner.to_string();
-        let side = |column: T| {
-            erc20_transfer::Entity::find()
-                .filter(q.filter(certain_only))
-                .filter(column.eq(owner.clone()))
-                .select_only()
-                .column(T::ContractAddress)
-                .column(T::Value)
-                .into_model::<Movement>()
-                .all(&self.db)
-        };
-        let (received, sent) = futures_util::try_join!(side(T::ToAddress), side(T::FromAddress))?;
-        let mut ledger = Ledger::default();
-        ledger.add(received, true);
-        ledger.add(sent, false);
-        Ok(ledger.balances(q.owner))
-    }
+/// The wallet's balances summed from its stored transfers: two statements, received and
+/// sent (each served by its own index).
+async fn sum_balances(
+    db: &impl ConnectionTrait,
+    q: &TokenBalanceQuery,
+    certain_only: bool,
+) -> Result<Vec<TokenBalance>, QueryError> {
+    let owner = q.owner.to_string();
+    let side = |column: T| {
+        erc20_transfer::Entity::find()
+            .filter(q.filter(certain_only))
+            .filter(column.eq(owner.clone()))
+            .select_only()
+            .column(T::ContractAddress)
+            .column(T::Value)
+            .into_model::<Movement>()
+            .all(db)
+    };
+    // In the caller's snapshot: a transfer cannot be counted received and not yet sent.
+    let received = side(T::ToAddress).await?;
+    let sent = side(T::FromAddress).await?;
+    let mut ledger = Ledger::default();
+    ledger.add(received, true);
+    ledger.add(sent, false);
+    Ok(ledger.balances(q.owner))
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use alloy::primitives::U512;
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
-    ColumnTrait, Condition, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 
 use super::answer::{Answer, Include};
@@ -100,9 +101,9 @@ impl QueryService {
             Some(_) => return Err(super::CursorError::Invalid.into()),
         }
         let needs = q.needs();
-        let (view, scope_rows) =
-            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs))?;
-        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        // The page and the state it is judged by, as of one moment.
+        let snap = self.snapshot().await?;
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         if incomplete {
             filter = filter.add(certain_holdings(q.chain, view.start_block));
@@ -121,67 +122,59 @@ impl QueryService {
             .order_by_asc(H::TokenId)
             .limit(limit + 1)
             .into_model::<Token>()
-            .all(&self.db)
+            .all(snap.db())
             .await?;
         let page = &tokens[..tokens.len().min(limit as usize)];
-        let shared = self.shared_amounts(filter, page).await?;
-        // A token held by several wallets whose shares were not read back changed hands
-        // between the two statements: its amount is not known exactly, so the page cannot
-        // promise completeness.
-        let raced = page
-            .iter()
-            .any(|t| t.holders > 1 && !shared.contains_key(&t.token_id));
-        let status = if raced {
-            super::SyncStatus::Syncing
-        } else {
-            done.status
-        };
+        // Read in the same snapshot, the shares add up to the amounts of the tokens read.
+        let shared = shared_amounts(snap.db(), filter, page).await?;
+        snap.close().await?;
         let contract = q.contract;
-        walk.finish(self, tokens, limit, incomplete, status, |t| {
-            nft(contract, t, &shared)
-        })
-    }
-
-    /// The summed amounts of the tokens held by several wallets.
-    async fn shared_amounts(
-        &self,
-        filter: Condition,
-        tokens: &[Token],
-    ) -> Result<HashMap<Uint256, Uint256>, QueryError> {
-        let ids: Vec<Uint256> = tokens
-            .iter()
-            .filter(|t| t.holders > 1)
-            .map(|t| t.token_id)
-            .collect();
-        if ids.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let shares = nft_holding::Entity::find()
-            .filter(filter)
-            .filter(H::TokenId.is_in(padded(ids)))
-            .select_only()
-            .column(H::TokenId)
-            .column(H::Amount)
-            .into_model::<Share>()
-            .all(&self.db)
-            .await?;
-        let mut sums: HashMap<Uint256, U512> = HashMap::new();
-        for s in shares {
-            *sums.entry(s.token_id).or_default() += U512::from(s.amount.0);
-        }
-        // An amount held is at most the supply, a uint256: a larger sum is a bug of ours.
-        sums.into_iter()
-            .map(|(id, sum)| {
-                let bytes: [u8; 64] = sum.to_be_bytes();
-                let low: [u8; 32] = bytes[32..]
-                    .try_into()
-                    .ok()
-                    .filter(|_| bytes[..32] == [0; 32])
-                    .ok_or_else(|| QueryError::Corrupt(format!("token {id}: supply past 2^256")))?;
-                Ok((id, Uint256::from_be_bytes(&low)))
+        walk.at(view.indexed_block)
+            .finish(self, tokens, limit, incomplete, done.status, |t| {
+                nft(contract, t, &shared)
             })
-            .collect()
     }
+}
+
+/// The summed amounts of the tokens held by several wallets.
+async fn shared_amounts(
+    db: &impl ConnectionTrait,
+    filter: Condition,
+    tokens: &[Token],
+) -> Result<HashMap<Uint256, Uint256>, QueryError> {
+    let ids: Vec<Uint256> = tokens
+        .iter()
+        .filter(|t| t.holders > 1)
+        .map(|t| t.token_id)
+        .collect();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let shares = nft_holding::Entity::find()
+        .filter(filter)
+        .filter(H::TokenId.is_in(padded(ids)))
+        .select_only()
+        .column(H::TokenId)
+        .column(H::Amount)
+        .into_model::<Share>()
+        .all(db)
+        .await?;
+    let mut sums: HashMap<Uint256, U512> = HashMap::new();
+    for s in shares {
+        *sums.entry(s.token_id).or_default() += U512::from(s.amount.0);
+    }
+    // An amount held is at most the supply, a uint256: a larger sum is a bug of ours.
+    sums.into_iter()
+        .map(|(id, sum)| {
+            let bytes: [u8; 64] = sum.to_be_bytes();
+            let low: [u8; 32] = bytes[32..]
+                .try_into()
+                .ok()
+                .filter(|_| bytes[..32] == [0; 32])
+                .ok_or_else(|| QueryError::Corrupt(format!("token {id}: supply past 2^256")))?;
+            Ok((id, Uint256::from_be_bytes(&low)))
+        })
+        .collect()
 }
 
 /// A grouped token as a record, keyed by its token id.
@@ -194,12 +187,10 @@ fn nft(
     let (owner, amount) = if t.holders == 1 {
         (Some(t.owner), t.amount)
     } else {
-        // Absent only when its holdings changed between the two statements (the page then
-        // says SYNCING): the largest share read with the group stands in.
-        let amount = match shared.get(&t.token_id) {
-            Some(a) => *a,
-            None => t.amount,
-        };
+        // Read in the page's snapshot, every shared token's shares are there.
+        let amount = shared.get(&t.token_id).copied().ok_or_else(|| {
+            QueryError::Corrupt(format!("token {token_id}: its shares were not read"))
+        })?;
         (None, amount)
     };
     Ok(Edge {

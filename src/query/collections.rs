@@ -76,9 +76,9 @@ impl QueryService {
             schedule: wallet,
             none: false,
         };
-        let (view, scope_rows) =
-            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs),)?;
-        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        // The page and the state it is judged by, as of one moment.
+        let snap = self.snapshot().await?;
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         let mut find = nft_holding::Entity::find().filter(q.filter());
         if let Some(position) = walk.position() {
@@ -100,17 +100,19 @@ impl QueryService {
             .order_by_asc(H::ContractAddress)
             .limit(limit + 1)
             .into_model::<Group>()
-            .all(&self.db)
+            .all(snap.db())
             .await?;
-        walk.finish(self, rows, limit, incomplete, done.status, |g| {
-            Ok(Edge {
-                key: Key::new([KeyPart::Address(g.contract_address)]),
-                node: WalletCollection {
-                    contract: g.contract_address,
-                    contract_type: g.contract_type,
-                    count: u64::try_from(g.tokens).unwrap_or(0),
-                },
+        snap.close().await?;
+        walk.at(view.indexed_block)
+            .finish(self, rows, limit, incomplete, done.status, |g| {
+                Ok(Edge {
+                    key: Key::new([KeyPart::Address(g.contract_address)]),
+                    node: WalletCollection {
+                        contract: g.contract_address,
+                        contract_type: g.contract_type,
+                        count: u64::try_from(g.tokens).unwrap_or(0),
+                    },
+                })
             })
-        })
     }
 }

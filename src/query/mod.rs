@@ -26,6 +26,7 @@ mod nft_transfers;
 mod nfts;
 mod owners;
 mod related;
+mod snapshot;
 pub mod status;
 mod transfers;
 mod walk;

@@ -149,6 +149,9 @@ pub struct Page<T> {
     pub page_size: u64,
     pub total: Option<u64>,
     pub status: SyncStatus,
+    /// The last block the indexer had stored when the page was read: a `SYNCED` page holds
+    /// every record up to it. `None`: nothing indexed yet.
+    pub block: Option<u64>,
 }
 
 impl<T> Page<T> {

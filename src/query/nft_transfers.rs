@@ -2,8 +2,8 @@
 
 use sea_orm::sea_query::SelectStatement;
 use sea_orm::{
-    ColumnTrait, Condition, EntityTrait, IdenStatic, QueryFilter, QueryOrder, QuerySelect,
-    QueryTrait,
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, IdenStatic, QueryFilter, QueryOrder,
+    QuerySelect, QueryTrait,
 };
 
 use super::answer::{Answer, Include};
@@ -205,29 +205,24 @@ impl QueryService {
             .into_iter()
             .map(|a| range(Some(a)).into_query())
             .collect();
-        let page_rows = async {
-            Ok(match union_of(arms, &order_by(), q.order, limit + 1) {
-                Some(union) => {
-                    let stmt = self.db.get_database_backend().build(&union);
-                    nft_transfer::Entity::find()
-                        .from_raw_sql(stmt)
-                        .all(&self.db)
-                        .await?
-                }
-                None => range(None).all(&self.db).await?,
-            })
+        // The page and the state it is judged by, as of one moment.
+        let snap = self.snapshot().await?;
+        let db = snap.db();
+        let rows = match union_of(arms, &order_by(), q.order, limit + 1) {
+            Some(union) => {
+                let stmt = db.get_database_backend().build(&union);
+                nft_transfer::Entity::find()
+                    .from_raw_sql(stmt)
+                    .all(db)
+                    .await?
+            }
+            None => range(None).all(db).await?,
         };
-        let unbounded = q.needs(None);
-        let (rows, view, scope_rows) = futures_util::try_join!(
-            page_rows,
-            self.chain_view(q.chain),
-            self.scope_rows(q.chain, &unbounded),
-        )?;
-        let done = self
-            .settle(q.chain, &view, &q.needs(view.start_block), &scope_rows)
-            .await?;
+        let (view, done) = snap.settle(q.chain, |start| q.needs(start)).await?;
+        snap.close().await?;
         let incomplete = walk.incomplete(done.complete);
-        walk.finish(self, rows, limit, incomplete, done.status, nft_move)
+        walk.at(view.indexed_block)
+            .finish(self, rows, limit, incomplete, done.status, nft_move)
     }
 }
 

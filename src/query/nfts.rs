@@ -2,7 +2,8 @@
 
 use sea_orm::sea_query::{Expr, ExprTrait, Query, SelectStatement};
 use sea_orm::{
-    ColumnTrait, Condition, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 
 use super::answer::{Answer, Include};
@@ -138,41 +139,30 @@ impl QueryService {
         let keyset = walk.position().map(|a| self.nft_keyset(a)).transpose()?;
         let limit = q.page_size.get();
         let needs = q.needs();
-        // The page is read with the chain's state and the scopes' at once; an incomplete
-        // answer (rare once warm) reads it again restricted to the certain holdings.
-        let (mut rows, view, scope_rows) = futures_util::try_join!(
-            self.nft_rows(q, keyset.clone(), None, limit),
-            self.chain_view(q.chain),
-            self.scope_rows(q.chain, &needs),
-        )?;
-        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        // The page and the state it is judged by, as of one moment; an incomplete answer
+        // holds only the certain holdings.
+        let snap = self.snapshot().await?;
+        let db = snap.db();
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         let restrict = incomplete.then(|| q.certain(view.start_block));
-        if let Some(r) = &restrict {
-            rows = self.nft_rows(q, keyset, Some(r.clone()), limit).await?;
-        }
+        let rows = nft_rows(db, q, keyset, restrict.clone(), limit).await?;
         // Counted once per walk: the first page asking for it counts, its cursors carry the
         // figure on (as of that page; the cursor is signed, so it cannot be forged).
         let total = match (q.with_total, walk.counted()) {
             (true, Some(t)) => Some(t),
-            (true, None) => Some(self.count_nfts(q, restrict).await?),
+            (true, None) => Some(count_nfts(db, q, restrict).await?),
             (false, _) => None,
         };
-        walk.counting(total)
-            .finish(self, rows, limit, incomplete, done.status, holding)
-    }
-
-    /// How many holdings answer `q` (within `restrict`, while the answer is incomplete).
-    async fn count_nfts(
-        &self,
-        q: &NftQuery,
-        restrict: Option<Condition>,
-    ) -> Result<u64, QueryError> {
-        let mut count = nft_holding::Entity::find().filter(q.filter());
-        if let Some(r) = restrict {
-            count = count.filter(r);
-        }
-        Ok(count.count(&self.db).await?)
+        snap.close().await?;
+        walk.counting(total).at(view.indexed_block).finish(
+            self,
+            rows,
+            limit,
+            incomplete,
+            done.status,
+            holding,
+        )
     }
 }
 
@@ -203,29 +193,6 @@ impl QueryService {
                 )
         })
     }
-
-    /// Up to `limit + 1` holdings in keyset order.
-    async fn nft_rows(
-        &self,
-        q: &NftQuery,
-        keyset: Option<Condition>,
-        restrict: Option<Condition>,
-        limit: u64,
-    ) -> Result<Vec<nft_holding::Model>, QueryError> {
-        let mut find = nft_holding::Entity::find().filter(q.filter());
-        if let Some(k) = keyset {
-            find = find.filter(k);
-        }
-        if let Some(r) = restrict {
-            find = find.filter(r);
-        }
-        Ok(find
-            .order_by_asc(H::ContractAddress)
-            .order_by_asc(H::TokenId)
-            .limit(limit + 1)
-            .all(&self.db)
-            .await?)
-    }
 }
 
 /// A row as a record, keyed by its (contract, token id) position.
@@ -245,4 +212,40 @@ pub(super) fn holding(r: nft_holding::Model) -> Result<Edge<NftHolding>, QueryEr
         ]),
         node,
     })
+}
+
+/// How many holdings answer `q` (within `restrict`, while the answer is incomplete).
+async fn count_nfts(
+    db: &impl ConnectionTrait,
+    q: &NftQuery,
+    restrict: Option<Condition>,
+) -> Result<u64, QueryError> {
+    let mut count = nft_holding::Entity::find().filter(q.filter());
+    if let Some(r) = restrict {
+        count = count.filter(r);
+    }
+    Ok(count.count(db).await?)
+}
+
+/// Up to `limit + 1` holdings in keyset order.
+async fn nft_rows(
+    db: &impl ConnectionTrait,
+    q: &NftQuery,
+    keyset: Option<Condition>,
+    restrict: Option<Condition>,
+    limit: u64,
+) -> Result<Vec<nft_holding::Model>, QueryError> {
+    let mut find = nft_holding::Entity::find().filter(q.filter());
+    if let Some(k) = keyset {
+        find = find.filter(k);
+    }
+    if let Some(r) = restrict {
+        find = find.filter(r);
+    }
+    Ok(find
+        .order_by_asc(H::ContractAddress)
+        .order_by_asc(H::TokenId)
+        .limit(limit + 1)
+        .all(db)
+        .await?)
 }

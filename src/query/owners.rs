@@ -81,9 +81,9 @@ impl QueryService {
         let walk = Walk::begin(self, CursorKind::NftOwner, q.digest(), after_cursor)?;
         let keyset = walk.position().map(after).transpose()?;
         let needs = q.needs();
-        let (view, scope_rows) =
-            futures_util::try_join!(self.chain_view(q.chain), self.scope_rows(q.chain, &needs),)?;
-        let done = self.settle(q.chain, &view, &needs, &scope_rows).await?;
+        // The page and the state it is judged by, as of one moment.
+        let snap = self.snapshot().await?;
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         let mut find = nft_holding::Entity::find().filter(q.filter());
         if let Some(k) = keyset {
@@ -97,15 +97,17 @@ impl QueryService {
             .order_by_asc(H::TokenId)
             .order_by_asc(H::OwnerAddress)
             .limit(limit + 1)
-            .all(&self.db)
+            .all(snap.db())
             .await?;
-        walk.finish(self, rows, limit, incomplete, done.status, |r| {
-            let mut e = holding(r)?;
-            e.key = Key::new([
-                KeyPart::Uint(e.node.token_id),
-                KeyPart::Address(e.node.owner),
-            ]);
-            Ok(e)
-        })
+        snap.close().await?;
+        walk.at(view.indexed_block)
+            .finish(self, rows, limit, incomplete, done.status, |r| {
+                let mut e = holding(r)?;
+                e.key = Key::new([
+                    KeyPart::Uint(e.node.token_id),
+                    KeyPart::Address(e.node.owner),
+                ]);
+                Ok(e)
+            })
     }
 }

@@ -18,7 +18,7 @@ use crate::store::now_ms;
 use crate::store::scopes::{self, ScopeRow};
 use crate::types::{Chain, Scope, ScopeState};
 
-use sea_orm::EntityTrait;
+use sea_orm::{ConnectionTrait, EntityTrait};
 
 /// The chain's indexing state, as answers need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +29,9 @@ pub struct ChainView {
     pub complete: bool,
     /// The live start block: every transfer from here on is stored. `None`: not known yet.
     pub start_block: Option<u64>,
+    /// The last block the indexer has stored (as of the snapshot it was read in): a complete
+    /// answer holds every record up to it. `None`: nothing indexed yet.
+    pub indexed_block: Option<u64>,
 }
 
 /// The scopes an answer depends on.
@@ -71,8 +74,14 @@ impl QueryService {
     /// the replica has stored what the primary's indexer has (within `max_lag_blocks` of the
     /// head the primary has seen): a replica behind makes an answer `SYNCING`, never a
     /// `SYNCED` one with records missing. A primary that cannot be asked: `SYNCING` too.
-    pub async fn chain_view(&self, chain: Chain) -> Result<ChainView, QueryError> {
-        let here = chain_state::Entity::find_by_id(chain.db_id()).one(&self.db);
+    ///
+    /// `db` is the read connection or a snapshot of it ([`super::snapshot`]).
+    pub async fn chain_view<C: ConnectionTrait>(
+        &self,
+        db: &C,
+        chain: Chain,
+    ) -> Result<ChainView, QueryError> {
+        let here = chain_state::Entity::find_by_id(chain.db_id()).one(db);
         let (row, primary_head) = match &self.primary {
             None => (here.await?, None),
             Some(p) => {
@@ -93,6 +102,7 @@ impl QueryService {
                 lagging: true,
                 complete: false,
                 start_block: None,
+                indexed_block: None,
             });
         };
         let head = match primary_head {
@@ -108,28 +118,30 @@ impl QueryService {
             lagging,
             complete: s.history_complete || start_block == Some(0),
             start_block,
+            indexed_block: s.indexed_block.and_then(|b| u64::try_from(b).ok()),
         })
     }
 
-    /// The stored state of the scopes `needs` names (none when it names none). Read with the
-    /// page and the chain's state, so it costs no round trip of its own.
-    pub async fn scope_rows(
+    /// The stored state of the scopes `needs` names (none when it names none), read through
+    /// `db` (the snapshot the answer's rows are read in).
+    pub async fn scope_rows<C: ConnectionTrait>(
         &self,
+        db: &C,
         chain: Chain,
         needs: &Needs,
     ) -> Result<Vec<ScopeRow>, QueryError> {
-        Ok(scopes::read(&self.db, chain, &needs.scopes()).await?)
+        Ok(scopes::read(db, chain, &needs.scopes()).await?)
     }
 
-    /// Decides an answer's completeness from the chain's state and its scopes' rows (read
-    /// alongside the page), scheduling the history the answer lacks.
-    pub async fn settle(
+    /// Decides an answer's completeness from the chain's state and its scopes' rows (read in
+    /// the page's snapshot). The second value is the history to schedule, if any: the answer is
+    /// incomplete and one of its scopes has no row yet, or failed and may be retried now.
+    pub fn judge(
         &self,
-        chain: Chain,
         view: &ChainView,
         needs: &Needs,
         rows: &[ScopeRow],
-    ) -> Result<Completeness, QueryError> {
+    ) -> (Completeness, bool) {
         let synced = |s: &Scope| {
             rows.iter()
                 .any(|r| r.scope == *s && r.state == ScopeState::Synced)
@@ -140,17 +152,19 @@ impl QueryService {
                 .alternatives
                 .iter()
                 .any(|alt| !alt.is_empty() && alt.iter().all(synced));
-        if !complete && self.needs_scheduling(needs, rows) {
-            scopes::schedule(self.writer(), chain, &needs.schedule).await?;
-        }
-        Ok(Completeness {
-            complete,
-            status: if complete && !view.lagging {
-                SyncStatus::Synced
-            } else {
-                SyncStatus::Syncing
-            },
-        })
+        let schedule = !complete && self.needs_scheduling(needs, rows);
+        let status = if complete && !view.lagging {
+            SyncStatus::Synced
+        } else {
+            SyncStatus::Syncing
+        };
+        (Completeness { complete, status }, schedule)
+    }
+
+    /// Schedules the history fetch of `scopes` (once, through the primary).
+    pub async fn schedule(&self, chain: Chain, scopes: &[Scope]) -> Result<(), QueryError> {
+        scopes::schedule(self.writer(), chain, scopes).await?;
+        Ok(())
     }
 
     /// Whether a scope to schedule has no row yet, or failed and may be retried now.

@@ -2,8 +2,8 @@
 
 use sea_orm::sea_query::{Alias, Asterisk, Order, Query, SelectStatement, UnionType};
 use sea_orm::{
-    ColumnTrait, Condition, DbErr, EntityTrait, FromQueryResult, IdenStatic, QueryFilter,
-    QueryOrder, QueryResult, QuerySelect, QueryTrait,
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, IdenStatic,
+    QueryFilter, QueryOrder, QueryResult, QuerySelect, QueryTrait,
 };
 
 use super::answer::{Answer, Include};
@@ -236,33 +236,22 @@ impl QueryService {
             .into_iter()
             .map(|a| range(Some(a)).into_query())
             .collect();
-        let page_rows = async {
-            Ok(match union_of(arms, &order_by(), q.order, limit + 1) {
-                Some(union) => {
-                    let stmt = self.db.get_database_backend().build(&union);
-                    TransferRow::find_by_statement(stmt).all(&self.db).await?
-                }
-                None => {
-                    range(None)
-                        .into_model::<TransferRow>()
-                        .all(&self.db)
-                        .await?
-                }
-            })
+        // The page and the state it is judged by, as of one moment.
+        let snap = self.snapshot().await?;
+        let db = snap.db();
+        let rows = match union_of(arms, &order_by(), q.order, limit + 1) {
+            Some(union) => {
+                let stmt = db.get_database_backend().build(&union);
+                TransferRow::find_by_statement(stmt).all(db).await?
+            }
+            None => range(None).into_model::<TransferRow>().all(db).await?,
         };
-        // The page, the chain's state and the scopes' are read at once.
-        let unbounded = q.needs(None);
-        let (rows, view, scope_rows) = futures_util::try_join!(
-            page_rows,
-            self.chain_view(q.chain),
-            self.scope_rows(q.chain, &unbounded),
-        )?;
-        let done = self
-            .settle(q.chain, &view, &q.needs(view.start_block), &scope_rows)
-            .await?;
+        let (view, done) = snap.settle(q.chain, |start| q.needs(start)).await?;
+        snap.close().await?;
         // A walk begun incomplete stays so (see `CursorPayload::i`).
         let incomplete = walk.incomplete(done.complete);
-        walk.finish(self, rows, limit, incomplete, done.status, |r| Ok(r.0))
+        walk.at(view.indexed_block)
+            .finish(self, rows, limit, incomplete, done.status, |r| Ok(r.0))
     }
 }
 

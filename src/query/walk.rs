@@ -14,6 +14,8 @@ pub(super) struct Walk {
     pub start: Option<CursorPayload>,
     /// The total this page reports (see [`Walk::counting`]).
     total: Option<u64>,
+    /// The indexed block the page was read as of (see [`Walk::at`]).
+    block: Option<u64>,
 }
 
 impl Walk {
@@ -32,6 +34,7 @@ impl Walk {
             digest,
             start,
             total: None,
+            block: None,
         })
     }
 
@@ -45,6 +48,12 @@ impl Walk {
     /// when this page did not ask for it).
     pub fn counting(mut self, total: Option<u64>) -> Self {
         self.total = total;
+        self
+    }
+
+    /// Reports the page as read when the indexer had stored `block`.
+    pub fn at(mut self, block: Option<u64>) -> Self {
+        self.block = block;
         self
     }
 
@@ -98,6 +107,7 @@ impl Walk {
             page,
             page_size: limit,
             total: self.total,
+            block: self.block,
             status: if incomplete {
                 SyncStatus::Syncing
             } else {

@@ -10,11 +10,11 @@
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery};
 use axum::http::{HeaderName, HeaderValue};
-use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::envelope::text;
+use super::envelope::with_block;
 use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::BalanceParams;
@@ -100,7 +100,7 @@ pub(super) async fn wallet_balances(
     Reader(service): Reader,
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
-) -> Result<([(HeaderName, HeaderValue); 1], Json<Vec<BalanceRecord>>), ApiError> {
+) -> Result<([(HeaderName, HeaderValue); 1], axum::response::Response), ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = BalanceParams::parse(&address, raw.as_deref())?;
     let q = &params.query;
@@ -108,7 +108,7 @@ pub(super) async fn wallet_balances(
         .all_token_balances(q, Include::CONTRACTS)
         .await
         .map_err(|e| ApiError::from_query("token_balances", e))?;
-    let result = listing
+    let result: Vec<BalanceRecord> = listing
         .records
         .iter()
         .map(|b| BalanceRecord::new(b, listing.related.contract(b.contract)))
@@ -117,5 +117,5 @@ pub(super) async fn wallet_balances(
         SYNC_STATUS_HEADER,
         HeaderValue::from_static(listing.status.as_str()),
     );
-    Ok(([header], Json(result)))
+    Ok(([header], with_block(listing.block, result)))
 }

@@ -11,7 +11,6 @@
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
-use axum::Json;
 
 use super::envelope::CollectionNfts;
 use super::error::ApiError;
@@ -47,7 +46,7 @@ pub(super) async fn collection_nfts(
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
-) -> Result<Json<CollectionNfts<NftRecord>>, ApiError> {
+) -> Result<CollectionNfts<NftRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = CollectionNftsParams::parse(&address, raw.as_deref())?;
     let answer = service
@@ -60,5 +59,5 @@ pub(super) async fn collection_nfts(
         .map_err(|e| ApiError::from_query("collection_nfts", e))?;
     let base = preview_base(&state, &headers);
     let result = records(params.query.chain, &answer, &params.shape, &base);
-    Ok(Json(CollectionNfts::new(&answer.page, result)))
+    Ok(CollectionNfts::new(&answer.page, result))
 }

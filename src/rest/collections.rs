@@ -4,7 +4,6 @@
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery};
-use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -99,7 +98,7 @@ pub(super) async fn wallet_collections(
     Reader(service): Reader,
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<WalletCollections<CollectionRecord>>, ApiError> {
+) -> Result<WalletCollections<CollectionRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = CollectionsParams::parse(&address, raw.as_deref())?;
     let answer = service
@@ -113,5 +112,5 @@ pub(super) async fn wallet_collections(
         .iter()
         .map(|e| CollectionRecord::new(&e.node, answer.related.contract(e.node.contract), counts))
         .collect();
-    Ok(Json(WalletCollections::new(&answer.page, result)))
+    Ok(WalletCollections::new(&answer.page, result))
 }

@@ -3,10 +3,29 @@
 //! Field order follows the Moralis answers. `page` and `page_size` are JSON numbers, as the
 //! reference bodies show; every other number inside a record is a JSON string.
 
+use axum::http::{HeaderName, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::query::Page;
+
+/// The response header naming the last block the indexer had stored when the answer was read:
+/// a `SYNCED` answer holds every matching record up to that block, and none after it. Absent
+/// while nothing is indexed.
+pub const INDEXED_BLOCK_HEADER: HeaderName = HeaderName::from_static("x-indexed-block");
+
+/// `body` as JSON, with the [`INDEXED_BLOCK_HEADER`] of an answer read as of `block`.
+pub fn with_block(block: Option<u64>, body: impl Serialize) -> Response {
+    let mut response = Json(body).into_response();
+    if let Some(b) = block {
+        response
+            .headers_mut()
+            .insert(INDEXED_BLOCK_HEADER, HeaderValue::from(b));
+    }
+    response
+}
 
 /// `GET /{address}/nft`: `{"status","total","page","page_size","cursor","result"}`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -28,6 +47,9 @@ pub struct NftEnvelope<R> {
     pub cursor: Option<String>,
     /// The records of this page.
     pub result: Vec<R>,
+    /// The block the page was read as of: sent as [`INDEXED_BLOCK_HEADER`].
+    #[serde(skip)]
+    pub block: Option<u64>,
 }
 
 impl<R> NftEnvelope<R> {
@@ -40,7 +62,14 @@ impl<R> NftEnvelope<R> {
             page_size: page.page_size,
             cursor: page.next_cursor.clone(),
             result,
+            block: page.block,
         }
+    }
+}
+
+impl<R: Serialize> IntoResponse for NftEnvelope<R> {
+    fn into_response(self) -> Response {
+        with_block(self.block, &self)
     }
 }
 
@@ -66,6 +95,9 @@ macro_rules! paged_envelope {
             pub cursor: Option<String>,
             /// The records of this page.
             pub result: Vec<R>,
+            /// The block the page was read as of: sent as [`INDEXED_BLOCK_HEADER`].
+            #[serde(skip)]
+            pub block: Option<u64>,
         }
 
         impl<R> $name<R> {
@@ -77,7 +109,14 @@ macro_rules! paged_envelope {
                     page_size: page.page_size,
                     cursor: page.next_cursor.clone(),
                     result,
+                    block: page.block,
                 }
+            }
+        }
+
+        impl<R: Serialize> IntoResponse for $name<R> {
+            fn into_response(self) -> Response {
+                with_block(self.block, &self)
             }
         }
     };

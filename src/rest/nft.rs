@@ -6,7 +6,6 @@
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
-use axum::Json;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -228,7 +227,7 @@ pub(super) async fn wallet_nfts(
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
-) -> Result<Json<NftEnvelope<NftRecord>>, ApiError> {
+) -> Result<NftEnvelope<NftRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftParams::parse(&address, raw.as_deref())?;
     let shape = params.shape();
@@ -238,7 +237,7 @@ pub(super) async fn wallet_nfts(
         .map_err(|e| ApiError::from_query("nfts_by_wallet", e))?;
     let base = preview_base(&state, &headers);
     let result = records(params.query.chain, &answer, &shape, &base);
-    Ok(Json(NftEnvelope::new(&answer.page, result)))
+    Ok(NftEnvelope::new(&answer.page, result))
 }
 
 /// The records of an answer's NFTs, from the page and its related rows.

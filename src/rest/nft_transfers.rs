@@ -12,7 +12,6 @@
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery};
-use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -185,10 +184,10 @@ pub(super) async fn wallet_nft_transfers(
     Reader(service): Reader,
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<NftTransferCollection<NftTransferRecord>>, ApiError> {
+) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftTransferParams::parse_wallet(&address, raw.as_deref())?;
-    Ok(Json(answer(&service, &params).await?))
+    answer(&service, &params).await
 }
 
 /// The handler of `GET /nft/{address}/transfers`.
@@ -213,8 +212,8 @@ pub(super) async fn collection_nft_transfers(
     Reader(service): Reader,
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<NftTransferCollection<NftTransferRecord>>, ApiError> {
+) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftTransferParams::parse_collection(&address, raw.as_deref())?;
-    Ok(Json(answer(&service, &params).await?))
+    answer(&service, &params).await
 }

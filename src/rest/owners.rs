@@ -13,7 +13,6 @@
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
-use axum::Json;
 
 use super::envelope::NftEnvelope;
 use super::error::ApiError;
@@ -67,10 +66,10 @@ pub(super) async fn collection_owners(
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
-) -> Result<Json<NftEnvelope<NftRecord>>, ApiError> {
+) -> Result<NftEnvelope<NftRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = OwnersParams::parse(&address, None, raw.as_deref())?;
-    Ok(Json(answer(&state, &headers, &service, &params).await?))
+    answer(&state, &headers, &service, &params).await
 }
 
 /// The handler of `GET /nft/{address}/{token_id}/owners`.
@@ -98,8 +97,8 @@ pub(super) async fn token_owners(
     path: Result<Path<(String, String)>, PathRejection>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
-) -> Result<Json<NftEnvelope<NftRecord>>, ApiError> {
+) -> Result<NftEnvelope<NftRecord>, ApiError> {
     let Path((address, token_id)) = path.map_err(|r| path_rejection("address", r))?;
     let params = OwnersParams::parse(&address, Some(&token_id), raw.as_deref())?;
-    Ok(Json(answer(&state, &headers, &service, &params).await?))
+    answer(&state, &headers, &service, &params).await
 }

@@ -12,7 +12,6 @@
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery};
-use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -176,11 +175,11 @@ pub(super) async fn wallet_token_transfers(
     Reader(service): Reader,
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<TransactionCollection<TransactionRecord>>, ApiError> {
+) -> Result<TransactionCollection<TransactionRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = TransferParams::parse_wallet(&address, raw.as_deref())?;
     let answer = transfer_page(&service, &params).await?;
-    Ok(Json(collection(&answer)))
+    Ok(collection(&answer))
 }
 
 /// The handler of `GET /erc20/{address}/transfers`.
@@ -205,9 +204,9 @@ pub(super) async fn token_transfers(
     Reader(service): Reader,
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<TransactionCollection<TransactionRecord>>, ApiError> {
+) -> Result<TransactionCollection<TransactionRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = TransferParams::parse_token(&address, raw.as_deref())?;
     let answer = transfer_page(&service, &params).await?;
-    Ok(Json(collection(&answer)))
+    Ok(collection(&answer))
 }

@@ -8,7 +8,6 @@
 use axum::extract::RawQuery;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
-use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -145,7 +144,7 @@ Deprecated upstream since 2023-09-04, and still served fully: every answer carri
 pub(super) async fn erc20_transfers(
     Reader(service): Reader,
     RawQuery(raw): RawQuery,
-) -> Result<Json<TransferEnvelope<TransferRecord>>, ApiError> {
+) -> Result<TransferEnvelope<TransferRecord>, ApiError> {
     let params = TransferParams::parse(raw.as_deref())?;
     let answer = transfer_page(&service, &params).await?;
     let result = answer
@@ -154,7 +153,7 @@ pub(super) async fn erc20_transfers(
         .iter()
         .map(|e| TransferRecord::new(&e.node, &answer.related))
         .collect();
-    Ok(Json(TransferEnvelope::new(&answer.page, result)))
+    Ok(TransferEnvelope::new(&answer.page, result))
 }
 
 /// The related rows a transfer record shows: its token contract, its wallets' labels.

@@ -1,7 +1,7 @@
 //! The suites that run a real chain (anvil), processes or database servers of their own, in one
 //! binary: the indexer (sync, chain, faults, crash and failover), history on demand, the
-//! off-chain workers, streaming replication and the Redis-shared rate limits. Test names are
-//! `suite::[backend::]name`.
+//! off-chain workers, streaming replication, one snapshot per answer and the Redis-shared rate
+//! limits. Test names are `suite::[backend::]name`.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -15,3 +15,4 @@ mod offchain_media;
 mod offchain_metadata;
 mod replication;
 mod shared_limits;
+mod snapshot;

@@ -267,6 +267,15 @@ pub async fn spawn(backend: Backend) -> TestApp {
 
 /// [`spawn`] with these operational settings (e.g. the off-chain `media_dir`).
 pub async fn spawn_with(backend: Backend, options: tokenql::app::ServerOptions) -> TestApp {
+    spawn_configured(backend, options, tokenql::query::QueryConfig::default()).await
+}
+
+/// [`spawn_with`] with these query settings (e.g. `max_lag_blocks`).
+pub async fn spawn_configured(
+    backend: Backend,
+    options: tokenql::app::ServerOptions,
+    query: tokenql::query::QueryConfig,
+) -> TestApp {
     use migration::MigratorTrait;
 
     // reqwest is built without a TLS provider of its own (see `tokenql::tls`).
@@ -279,7 +288,7 @@ pub async fn spawn_with(backend: Backend, options: tokenql::app::ServerOptions) 
     migration::Migrator::up(&db, None)
         .await
         .unwrap_or_else(|e| panic!("migrations failed on {backend:?}: {e}"));
-    let state = tokenql::AppState::new(db.clone(), tokenql::query::QueryConfig::default())
+    let state = tokenql::AppState::new(db.clone(), query)
         .await
         .unwrap_or_else(|e| panic!("AppState::new failed on {backend:?}: {e}"))
         .with_options(options);

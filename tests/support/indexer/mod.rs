@@ -2,6 +2,7 @@
 //! for it, and the chain's own truth (logs decoded here, `ownerOf`/`balanceOf` by `eth_call`).
 #![allow(dead_code)]
 
+pub mod consistency;
 pub mod process;
 
 use std::collections::{BTreeMap, BTreeSet};
