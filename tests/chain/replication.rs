@@ -14,6 +14,11 @@
 //!    `SYNCED` from the primary. Replay resumed: the replica rejoins, answers stay exact.
 //! 3. Replica stopped under load: no 5xx (a read that fails on the replica is answered from the
 //!    primary); restarted: it rejoins rotation.
+//! 4. The replica applies each commit 150 ms late (`recovery_min_apply_delay`), a block lands
+//!    every 0.3 s and clients ask both processes without pause: every `SYNCED` answer holds
+//!    exactly the chain's records up to the block it says it was read at (`X-Indexed-Block`),
+//!    and that block is at or after the one the primary had stored when the request was sent
+//!    (the answer's rows and the state it is judged by come from one snapshot of the replica).
 //!
 //! The leader lease of the indexer (two indexers for one chain, the leader SIGKILLed) is shown
 //! on every backend by `tests/chain/indexer_crash.rs`.
@@ -29,6 +34,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::support::indexer::chain_erc20;
+use crate::support::indexer::consistency::{ask_under_load, broken, chain_moves, traffic};
 use crate::support::indexer::process::{tail, tokenql_cmd};
 use anvil::*;
 use sea_orm::EntityTrait;
@@ -38,6 +44,8 @@ use serde_json::{json, Value};
 const MAX_LAG_MS: u64 = 1_500;
 /// Wallets trading the token.
 const WALLETS: usize = 8;
+/// How long clients ask the late replica while the chain moves (scenario 4).
+const LATE_LOAD: Duration = Duration::from_secs(20);
 
 /// A record's identity: (transaction hash, log index).
 type Key = (String, u64);
@@ -435,6 +443,7 @@ async fn replicas_serve_exact_answers_and_never_claim_synced_when_behind() {
     caught_up_answers_are_exact(&w).await;
     paused_replay_never_claims_synced(&w, &mut rng).await;
     a_stopped_replica_costs_no_answer(&w).await;
+    late_replica_answers_are_exact_as_of_their_block(&w).await;
     let _ = std::fs::remove_file(&w.log);
 }
 
@@ -636,4 +645,43 @@ async fn a_stopped_replica_costs_no_answer(w: &World) {
         .filter_map(|e| e["name"].as_str().map(String::from))
         .collect();
     eprintln!("replication: replica stopped under load: {ok} answers, 0 5xx; rejoined ({names:?})");
+}
+
+/// 4: a replica applying commits late, under load while the chain moves.
+async fn late_replica_answers_are_exact_as_of_their_block(w: &World) {
+    w.cluster
+        .replica
+        .configure("recovery_min_apply_delay = '150ms'\n");
+    w.wait_rotation(true).await;
+    let until = Instant::now() + LATE_LOAD;
+    let bases: Vec<String> = w.apis.iter().map(|a| a.base.clone()).collect();
+    let (sent, seen) = tokio::join!(
+        traffic(
+            &w.chain,
+            &w.token,
+            &w.wallets,
+            Duration::from_millis(300),
+            until
+        ),
+        ask_under_load(&bases, &w.key, &w.wallets, &w.token, &w.primary, 8, until),
+    );
+    let truth = chain_moves(&w.chain, &w.token).await;
+    let (synced, bad) = broken(&seen, &truth);
+    assert!(
+        bad.is_empty(),
+        "{} of {synced} SYNCED answers are not the chain as of their block:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    let syncing = seen.len() - synced;
+    assert!(
+        sent > 20 && synced > 100 && syncing > 0,
+        "too little happened to mean anything: {sent} blocks, {synced} SYNCED and {syncing} \
+         SYNCING answers (none SYNCING: were reads on the late replica?)"
+    );
+    eprintln!(
+        "replication: late replica: {} answers while {sent} blocks landed, {synced} SYNCED (all \
+         exact as of their block), {syncing} SYNCING",
+        seen.len()
+    );
 }

@@ -116,6 +116,13 @@ impl Server {
         as_postgres("pg_ctl", &["-D", &data, "-m", "fast", "-w", "stop"]);
     }
 
+    /// Appends `text` to the server's `postgresql.conf` and has the running server reload it.
+    pub fn configure(&self, text: &str) {
+        append(&self.data.join("postgresql.conf"), text);
+        let data = self.data.display().to_string();
+        as_postgres("pg_ctl", &["-D", &data, "reload"]);
+    }
+
     /// Stops the server at once, whatever its state (cleanup).
     fn kill(&self) {
         let data = self.data.display().to_string();
