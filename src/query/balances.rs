@@ -176,12 +176,8 @@ impl QueryService {
         q: &TokenBalanceQuery,
         after: Option<&str>,
     ) -> Result<Page<TokenBalance>, QueryError> {
-        let walk = Walk::begin(self, CursorKind::Balances, q.digest(), after)?;
-        let position = match walk.position() {
-            None => None,
-            Some([contract]) => Some(contract.clone()),
-            Some(_) => return Err(super::CursorError::Invalid.into()),
-        };
+        let walk = Walk::<(Address,)>::begin(self, CursorKind::Balances, q.digest(), after)?;
+        let position = walk.position().map(|&(contract,)| contract);
         let needs = q.needs();
         // The balances and the state they are judged by, as of one moment.
         let snap = self.snapshot().await?;
@@ -192,11 +188,7 @@ impl QueryService {
         snap.close().await?;
         let rows: Vec<TokenBalance> = balances
             .into_iter()
-            .filter(|b| {
-                position
-                    .as_ref()
-                    .is_none_or(|p| b.contract.to_string() > *p)
-            })
+            .filter(|b| position.is_none_or(|p| b.contract > p))
             .take(limit as usize + 1)
             .collect();
         walk.at(view.indexed_block)

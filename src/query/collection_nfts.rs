@@ -93,12 +93,11 @@ impl QueryService {
         q: &CollectionNftsQuery,
         after: Option<&str>,
     ) -> Result<Page<CollectionNft>, QueryError> {
-        let walk = Walk::begin(self, CursorKind::CollectionNfts, q.digest(), after)?;
+        let kind = CursorKind::CollectionNfts;
+        let walk = Walk::<(Uint256,)>::begin(self, kind, q.digest(), after)?;
         let mut filter = q.filter();
-        match walk.position() {
-            None => {}
-            Some([token]) => filter = filter.add(H::TokenId.gt(token.clone())),
-            Some(_) => return Err(super::CursorError::Invalid.into()),
+        if let Some(&(token,)) = walk.position() {
+            filter = filter.add(H::TokenId.gt(token));
         }
         let needs = q.needs();
         // The page and the state it is judged by, as of one moment.

@@ -69,7 +69,7 @@ impl QueryService {
         q: &WalletCollectionsQuery,
         after: Option<&str>,
     ) -> Result<Page<WalletCollection>, QueryError> {
-        let walk = Walk::begin(self, CursorKind::Collections, q.digest(), after)?;
+        let walk = Walk::<(Address,)>::begin(self, CursorKind::Collections, q.digest(), after)?;
         let wallet = vec![Scope::wallet(q.owner)];
         let needs = Needs {
             alternatives: vec![wallet.clone()],
@@ -81,11 +81,8 @@ impl QueryService {
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         let mut find = nft_holding::Entity::find().filter(q.filter());
-        if let Some(position) = walk.position() {
-            let [contract] = position else {
-                return Err(super::CursorError::Invalid.into());
-            };
-            find = find.filter(H::ContractAddress.gt(contract.clone()));
+        if let Some(&(contract,)) = walk.position() {
+            find = find.filter(H::ContractAddress.gt(contract));
         }
         if incomplete {
             find = find.filter(certain_holdings(q.chain, view.start_block));

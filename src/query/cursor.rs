@@ -39,25 +39,33 @@ pub enum CursorKind {
     CollectionNfts,
 }
 
-/// The decoded content of a cursor.
+/// The decoded content of a cursor. On the wire each field keeps the one-letter name the first
+/// servers wrote (`k q p a t i`), so cursors stay short and every server version reads every
+/// other's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CursorPayload {
-    pub k: CursorKind,
+    /// The question the cursor walks.
+    #[serde(rename = "k")]
+    pub kind: CursorKind,
     /// Digest of the query's filters.
-    pub q: String,
+    #[serde(rename = "q")]
+    pub digest: String,
     /// The page number this cursor opens (1-based).
-    pub p: u64,
-    /// Keyset position of the last record before it.
-    pub a: Vec<String>,
+    #[serde(rename = "p")]
+    pub page: u64,
+    /// Keyset position of the last record before it, as text ([`super::walk::Position`]
+    /// parses it).
+    #[serde(rename = "a")]
+    pub after: Vec<String>,
     /// The total an earlier page of this walk counted, so that later pages asking for it
     /// do not count again: a walk counts at most once, however deep it goes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub t: Option<u64>,
+    #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
     /// An earlier page of this walk was incomplete (`SYNCING`): so is every later page, or a
     /// walk begun incomplete could end on a page saying `SYNCED` though its earlier pages
     /// missed records.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub i: bool,
+    #[serde(rename = "i", default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 /// Why a cursor was refused.
@@ -139,10 +147,10 @@ impl CursorCodec {
             return Err(CursorError::Invalid);
         }
         let p: CursorPayload = serde_json::from_slice(&json).map_err(|_| CursorError::Invalid)?;
-        if p.k != kind {
+        if p.kind != kind {
             return Err(CursorError::OtherEndpoint);
         }
-        if p.q != digest {
+        if p.digest != digest {
             return Err(CursorError::OtherQuery);
         }
         Ok(p)
@@ -186,12 +194,12 @@ impl CursorMint {
     /// The cursor resuming right after the record at keyset position `key`.
     pub fn cursor(&self, key: &Key) -> String {
         self.codec.encode(&CursorPayload {
-            k: self.kind,
-            q: self.digest.clone(),
-            p: self.page,
-            a: key.texts(),
-            t: self.total,
-            i: self.incomplete,
+            kind: self.kind,
+            digest: self.digest.clone(),
+            page: self.page,
+            after: key.texts(),
+            total: self.total,
+            incomplete: self.incomplete,
         })
     }
 }
@@ -206,13 +214,26 @@ mod tests {
 
     fn sample() -> CursorPayload {
         CursorPayload {
-            k: CursorKind::Nft,
-            q: query_digest("q1"),
-            p: 2,
-            a: vec!["0xabc".into(), "00ff".into()],
-            t: None,
-            i: false,
+            kind: CursorKind::Nft,
+            digest: query_digest("q1"),
+            page: 2,
+            after: vec!["0xabc".into(), "00ff".into()],
+            total: None,
+            incomplete: false,
         }
+    }
+
+    #[test]
+    fn the_wire_keeps_the_first_servers_field_names() {
+        // A cursor minted by a server before the fields were named reads the same.
+        let old = r#"{"k":"nft","q":"d","p":2,"a":["0xabc","00ff"],"t":7,"i":true}"#;
+        let p: CursorPayload = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (p.kind, p.digest.as_str(), p.page, p.total, p.incomplete),
+            (CursorKind::Nft, "d", 2, Some(7), true)
+        );
+        assert_eq!(p.after, vec!["0xabc".to_string(), "00ff".to_string()]);
+        assert_eq!(serde_json::to_string(&p).unwrap(), old);
     }
 
     #[test]
@@ -229,12 +250,12 @@ mod tests {
     #[test]
     fn an_incomplete_walk_is_carried_and_absent_means_complete() {
         let incomplete = CursorPayload {
-            i: true,
+            incomplete: true,
             ..sample()
         };
         let c = codec().encode(&incomplete);
         let d = query_digest("q1");
-        assert!(codec().decode(&c, CursorKind::Nft, &d).unwrap().i);
+        assert!(codec().decode(&c, CursorKind::Nft, &d).unwrap().incomplete);
         // Written only when set: cursors minted before the flag existed read as complete.
         let json = serde_json::to_string(&sample()).unwrap();
         assert!(!json.contains("\"i\""), "{json}");

@@ -137,14 +137,6 @@ fn past(order: SortOrder, block: i64, log: i32, batch: i32) -> Condition {
     }
 }
 
-/// The cursor's position: (block, log index, batch index).
-fn position(a: &[String]) -> Option<(i64, i32, i32)> {
-    match a {
-        [b, l, x] => Some((b.parse().ok()?, l.parse().ok()?, x.parse().ok()?)),
-        _ => None,
-    }
-}
-
 impl QueryService {
     /// One page of NFT transfers in `q.order` (newest first by default), after `after`.
     pub async fn nft_transfers(
@@ -180,13 +172,12 @@ impl QueryService {
             None => q.digest(),
             Some(t) => query_digest(&format!("{}|{}", q.digest(), t.to_db())),
         };
-        let walk = Walk::begin(self, CursorKind::NftTransfer, digest, after)?;
+        let walk = Walk::<(i64, i32, i32)>::begin(self, CursorKind::NftTransfer, digest, after)?;
         let mut base = q.filter();
         if let Some(t) = token_id {
             base = base.add(T::TokenId.eq(t.to_db()));
         }
-        if let Some(p) = walk.position() {
-            let (block, log, batch) = position(p).ok_or(super::CursorError::Invalid)?;
+        if let Some(&(block, log, batch)) = walk.position() {
             base = base.add(past(q.order, block, log, batch));
         }
         let limit = q.page_size.get();

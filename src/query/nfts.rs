@@ -14,7 +14,7 @@ use super::{Edge, Key, KeyPart, NftHolding, NftQuery, Page, QueryError, QuerySer
 use crate::entity::{contract, nft_holding, scope_sync};
 use crate::store::dialect::Dialect;
 use crate::store::lists::padded;
-use crate::types::{Chain, Scope, ScopeKind, ScopeState, TokenStandard};
+use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState, TokenStandard, Uint256};
 
 use nft_holding::Column as H;
 
@@ -135,8 +135,8 @@ impl QueryService {
         q: &NftQuery,
         after: Option<&str>,
     ) -> Result<Page<NftHolding>, QueryError> {
-        let walk = Walk::begin(self, CursorKind::Nft, q.digest(), after)?;
-        let keyset = walk.position().map(|a| self.nft_keyset(a)).transpose()?;
+        let walk = Walk::<(Address, Uint256)>::begin(self, CursorKind::Nft, q.digest(), after)?;
+        let keyset = walk.position().map(|&(c, t)| self.nft_keyset(c, t));
         let limit = q.page_size.get();
         let needs = q.needs();
         // The page and the state it is judged by, as of one moment; an incomplete answer
@@ -168,30 +168,24 @@ impl QueryService {
 
 impl QueryService {
     /// The keyset condition of rows after a cursor's (contract, token id) position.
-    fn nft_keyset(&self, position: &[String]) -> Result<Condition, QueryError> {
-        let [contract, token] = position else {
-            return Err(super::CursorError::Invalid.into());
-        };
-        Ok(if Dialect::of(&self.db).row_keysets() {
+    fn nft_keyset(&self, contract: Address, token: Uint256) -> Condition {
+        if Dialect::of(&self.db).row_keysets() {
             // A row comparison bounds PostgreSQL's primary-key range at the cursor itself:
             // none of the cursor's contract's earlier tokens is read (the `OR` form below
             // filters them, 1,900 rows on the whale's page 1,000).
             Condition::all().add(
-                Expr::tuple([Expr::col(H::ContractAddress), Expr::col(H::TokenId)]).gt(
-                    Expr::tuple([Expr::val(contract.clone()), Expr::val(token.clone())]),
-                ),
+                Expr::tuple([Expr::col(H::ContractAddress), Expr::col(H::TokenId)])
+                    .gt(Expr::tuple([Expr::val(contract), Expr::val(token)])),
             )
         } else {
             // `contract >= c` is the index range on every backend (a row-value comparison
             // is not, on all MariaDB versions); the rest only filters within contract `c`.
-            Condition::all()
-                .add(H::ContractAddress.gte(contract.clone()))
-                .add(
-                    Condition::any()
-                        .add(H::ContractAddress.gt(contract.clone()))
-                        .add(H::TokenId.gt(token.clone())),
-                )
-        })
+            Condition::all().add(H::ContractAddress.gte(contract)).add(
+                Condition::any()
+                    .add(H::ContractAddress.gt(contract))
+                    .add(H::TokenId.gt(token)),
+            )
+        }
     }
 }
 

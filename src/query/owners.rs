@@ -9,7 +9,7 @@ use super::status::Needs;
 use super::walk::Walk;
 use super::{Key, KeyPart, NftHolding, NftOwnersQuery, Page, QueryError, QueryService};
 use crate::entity::nft_holding;
-use crate::types::Scope;
+use crate::types::{Address, Scope, Uint256};
 
 use nft_holding::Column as H;
 
@@ -45,15 +45,12 @@ impl NftOwnersQuery {
 }
 
 /// Rows after the cursor's (token id, owner) position; `token_id >= t` is the index range.
-fn after(position: &[String]) -> Result<Condition, QueryError> {
-    let [token, owner] = position else {
-        return Err(super::CursorError::Invalid.into());
-    };
-    Ok(Condition::all().add(H::TokenId.gte(token.clone())).add(
+fn after(token: Uint256, owner: Address) -> Condition {
+    Condition::all().add(H::TokenId.gte(token)).add(
         Condition::any()
-            .add(H::TokenId.gt(token.clone()))
-            .add(H::OwnerAddress.gt(owner.clone())),
-    ))
+            .add(H::TokenId.gt(token))
+            .add(H::OwnerAddress.gt(owner)),
+    )
 }
 
 impl QueryService {
@@ -78,8 +75,9 @@ impl QueryService {
         q: &NftOwnersQuery,
         after_cursor: Option<&str>,
     ) -> Result<Page<NftHolding>, QueryError> {
-        let walk = Walk::begin(self, CursorKind::NftOwner, q.digest(), after_cursor)?;
-        let keyset = walk.position().map(after).transpose()?;
+        let kind = CursorKind::NftOwner;
+        let walk = Walk::<(Uint256, Address)>::begin(self, kind, q.digest(), after_cursor)?;
+        let keyset = walk.position().map(|&(t, o)| after(t, o));
         let needs = q.needs();
         // The page and the state it is judged by, as of one moment.
         let snap = self.snapshot().await?;

@@ -208,14 +208,9 @@ impl QueryService {
         q: &TransferQuery,
         after: Option<&str>,
     ) -> Result<Page<Erc20Transfer>, QueryError> {
-        let walk = Walk::begin(self, CursorKind::Erc20, q.digest(), after)?;
+        let walk = Walk::<(i64, i32)>::begin(self, CursorKind::Erc20, q.digest(), after)?;
         let mut base = q.filter();
-        if let Some(p) = walk.position() {
-            let parsed = match p {
-                [b, l] => b.parse::<i64>().ok().zip(l.parse::<i32>().ok()),
-                _ => None,
-            };
-            let (block, log) = parsed.ok_or(super::CursorError::Invalid)?;
+        if let Some(&(block, log)) = walk.position() {
             base = base.add(past(q.order, block, log));
         }
         let limit = q.page_size.get();
@@ -248,7 +243,7 @@ impl QueryService {
         };
         let (view, done) = snap.settle(q.chain, |start| q.needs(start)).await?;
         snap.close().await?;
-        // A walk begun incomplete stays so (see `CursorPayload::i`).
+        // A walk begun incomplete stays so (see `Walk::incomplete`).
         let incomplete = walk.incomplete(done.complete);
         walk.at(view.indexed_block)
             .finish(self, rows, limit, incomplete, done.status, |r| Ok(r.0))

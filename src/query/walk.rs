@@ -1,25 +1,94 @@
-//! What every keyset-paginated question shares: reading the cursor it resumes from, and turning
-//! the rows read (up to one more than the page) into a [`Page`] with the next cursor.
+//! What every keyset-paginated question shares: reading the cursor it resumes from into the
+//! question's typed position ([`Position`]), and turning the rows read (up to one more than the
+//! page) into a [`Page`] with the next cursor. No question decodes cursor text itself.
 
 use std::sync::Arc;
 
-use super::cursor::{CursorKind, CursorMint, CursorPayload};
+use super::cursor::{CursorError, CursorKind, CursorMint, CursorPayload};
 use super::{Edge, Page, QueryError, QueryService, SyncStatus};
+use crate::types::{Address, Uint256};
 
-/// One page of a walk: where it resumes and what its cursors are bound to.
-pub(super) struct Walk {
+/// One value of a keyset position, parsed from the text a cursor carries (as
+/// [`super::KeyPart`] writes it).
+pub(super) trait Part: Sized {
+    /// `None` when `text` is not such a value.
+    fn parse(text: &str) -> Option<Self>;
+}
+
+impl Part for i64 {
+    fn parse(text: &str) -> Option<Self> {
+        text.parse().ok()
+    }
+}
+
+impl Part for i32 {
+    fn parse(text: &str) -> Option<Self> {
+        text.parse().ok()
+    }
+}
+
+impl Part for Address {
+    fn parse(text: &str) -> Option<Self> {
+        Address::parse(text).ok()
+    }
+}
+
+impl Part for Uint256 {
+    fn parse(text: &str) -> Option<Self> {
+        Uint256::from_db(text).ok()
+    }
+}
+
+/// A question's keyset position: the values of the columns its list is ordered by, in order.
+pub(super) trait Position: Sized {
+    /// `None` unless `texts` are exactly such values.
+    fn parse(texts: &[String]) -> Option<Self>;
+}
+
+impl<A: Part> Position for (A,) {
+    fn parse(texts: &[String]) -> Option<Self> {
+        match texts {
+            [a] => Some((A::parse(a)?,)),
+            _ => None,
+        }
+    }
+}
+
+impl<A: Part, B: Part> Position for (A, B) {
+    fn parse(texts: &[String]) -> Option<Self> {
+        match texts {
+            [a, b] => Some((A::parse(a)?, B::parse(b)?)),
+            _ => None,
+        }
+    }
+}
+
+impl<A: Part, B: Part, C: Part> Position for (A, B, C) {
+    fn parse(texts: &[String]) -> Option<Self> {
+        match texts {
+            [a, b, c] => Some((A::parse(a)?, B::parse(b)?, C::parse(c)?)),
+            _ => None,
+        }
+    }
+}
+
+/// One page of a walk: where it resumes (a position `P`) and what its cursors are bound to.
+pub(super) struct Walk<P> {
     kind: CursorKind,
     digest: String,
     /// The cursor this page resumes from; `None` on the first page.
-    pub start: Option<CursorPayload>,
+    start: Option<CursorPayload>,
+    /// The position `start` names.
+    position: Option<P>,
     /// The total this page reports (see [`Walk::counting`]).
     total: Option<u64>,
     /// The indexed block the page was read as of (see [`Walk::at`]).
     block: Option<u64>,
 }
 
-impl Walk {
-    /// Checks `after` (if any) against the question's `kind` and filter `digest`.
+impl<P: Position> Walk<P> {
+    /// Checks `after` (if any) against the question's `kind` and filter `digest`, and reads the
+    /// position it resumes after.
     pub fn begin(
         service: &QueryService,
         kind: CursorKind,
@@ -29,10 +98,15 @@ impl Walk {
         let start = after
             .map(|c| service.cursors.decode(c, kind, &digest))
             .transpose()?;
+        let position = start
+            .as_ref()
+            .map(|p| P::parse(&p.after).ok_or(CursorError::Invalid))
+            .transpose()?;
         Ok(Self {
             kind,
             digest,
             start,
+            position,
             total: None,
             block: None,
         })
@@ -41,7 +115,7 @@ impl Walk {
     /// The total an earlier page of this walk counted and its cursor carries, if any: a walk
     /// counts at most once, however deep it goes.
     pub fn counted(&self) -> Option<u64> {
-        self.start.as_ref().and_then(|p| p.t)
+        self.start.as_ref().and_then(|p| p.total)
     }
 
     /// Reports `total` on this page; its cursors carry it on (or the figure counted earlier,
@@ -57,15 +131,15 @@ impl Walk {
         self
     }
 
-    /// The keyset position the page resumes after.
-    pub fn position(&self) -> Option<&[String]> {
-        self.start.as_ref().map(|p| p.a.as_slice())
+    /// The keyset position the page resumes after; `None` on the first page.
+    pub fn position(&self) -> Option<&P> {
+        self.position.as_ref()
     }
 
     /// Whether this page is incomplete: the answer is, or an earlier page of the walk was (a
     /// walk begun incomplete stays so, or its last page could say `SYNCED`).
     pub fn incomplete(&self, complete: bool) -> bool {
-        !complete || self.start.as_ref().is_some_and(|p| p.i)
+        !complete || self.start.as_ref().is_some_and(|p| p.incomplete)
     }
 
     /// The page: `rows` (up to `limit + 1`, in output order) cut at `limit`, each made an edge,
@@ -79,7 +153,7 @@ impl Walk {
         status: SyncStatus,
         edge: impl Fn(R) -> Result<Edge<T>, QueryError>,
     ) -> Result<Page<T>, QueryError> {
-        let page = self.start.as_ref().map_or(1, |p| p.p);
+        let page = self.start.as_ref().map_or(1, |p| p.page);
         let has_more = rows.len() as u64 > limit;
         let edges = rows
             .into_iter()

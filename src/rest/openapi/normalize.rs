@@ -13,6 +13,8 @@ const SCHEMAS: &str = "#/components/schemas/";
 ///   properties are `required`; nullability is in their types.
 /// - Descriptions taken from doc comments lose the comments' hard line breaks (paragraphs and
 ///   list items stay).
+/// - Every answer that carries a `status` (in its envelope or its `X-Sync-Status` header) also
+///   documents the `X-Indexed-Block` header: the block it was read as of.
 pub(super) fn normalize(mut doc: Value) -> Value {
     let mut renames = Vec::new();
     if let Some(schemas) = doc["components"]["schemas"].as_object_mut() {
@@ -43,7 +45,40 @@ pub(super) fn normalize(mut doc: Value) -> Value {
         }
     }
     rewrite(&mut doc, &renames);
+    add_block_headers(&mut doc);
     doc
+}
+
+/// What the `X-Indexed-Block` header says.
+const INDEXED_BLOCK: &str = "The last block the indexer had stored when the answer was read: \
+a `SYNCED` answer holds every matching record up to this block, and none after it (the rows and \
+the status are read in one snapshot). Absent while nothing is indexed.";
+
+/// Adds the `X-Indexed-Block` header to every 200 answer that carries a `status`.
+fn add_block_headers(doc: &mut Value) {
+    let schemas = doc["components"]["schemas"].clone();
+    let has_status = |response: &Value| {
+        let named = response["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .and_then(|r| r.strip_prefix(SCHEMAS))
+            .is_some_and(|name| !schemas[name]["properties"]["status"].is_null());
+        named || !response["headers"]["X-Sync-Status"].is_null()
+    };
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for item in paths.values_mut() {
+        let ok = item
+            .get_mut("get")
+            .and_then(|op| op.pointer_mut("/responses/200"));
+        let Some(response) = ok.filter(|r| has_status(r)) else {
+            continue;
+        };
+        response["headers"]["X-Indexed-Block"] = json!({
+            "schema": { "type": "integer", "format": "int64", "minimum": 0 },
+            "description": INDEXED_BLOCK,
+        });
+    }
 }
 
 /// Marks every property of `schema` and of the object schemas inside it as required.
