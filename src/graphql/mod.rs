@@ -13,7 +13,8 @@
 //! - [`connection`]: the generic `Connection`/`Edge` every list uses, `PageInfo`, `SyncStatus`;
 //!   [`plain`]: the direct path that writes a page's plain nodes and edges in one pass;
 //!   [`written`]: over HTTP, such a page is written as JSON text while the request runs, and
-//!   the response is written around it.
+//!   the response is written around it; [`order`]: the answer's fields put back in the
+//!   document's order (async-graphql keeps them in the order they finish).
 //! - [`args`]: argument parsing into [`crate::types`]; [`enums`]; [`scalars`]: `Address`,
 //!   `Uint256` (a decimal string: never a float) and `BlockNumber`.
 //! - [`loaders`]: the rows a page's answer carries, shared by its nodes, and a DataLoader for
@@ -61,6 +62,7 @@ pub mod nft;
 pub mod nft_fields;
 pub mod nft_token;
 pub mod nft_transfer;
+pub mod order;
 pub mod plain;
 pub mod query;
 pub mod scalars;
@@ -112,9 +114,16 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// Executes `request`: tags async-graphql's own errors ([`error::tag_errors`]), nulls the
-    /// answer of a request with a bad argument ([`error::null_on_bad_input`]) and records the
-    /// operation's metrics.
+    /// async-graphql's own executor of the schema, without what [`Executor::execute`] adds
+    /// (tests compare the two).
+    pub fn inner(&self) -> &AppSchema {
+        &self.schema
+    }
+
+    /// Executes `request`: puts the answer's fields in the document's order
+    /// ([`order::in_document_order`]), tags async-graphql's own errors ([`error::tag_errors`]),
+    /// nulls the answer of a request with a bad argument ([`error::null_on_bad_input`]) and
+    /// records the operation's metrics.
     pub async fn execute(&self, mut request: async_graphql::Request) -> async_graphql::Response {
         let start = std::time::Instant::now();
         // Parsed here, once, to name the operation (or copied from an earlier request with
@@ -130,11 +139,14 @@ impl Executor {
                 }
             }
         }
-        let op = request
-            .parsed_query()
-            .ok()
+        let doc = request.parsed_query().ok().cloned();
+        let op = doc
+            .as_ref()
             .and_then(|doc| metrics::operation(doc, name.as_deref()));
         let mut resp = self.schema.execute(request).await;
+        if let Some(doc) = &doc {
+            order::in_document_order(&mut resp.data, doc, name.as_deref());
+        }
         error::tag_errors(&mut resp, MAX_DEPTH, MAX_COMPLEXITY);
         error::null_on_bad_input(&mut resp);
         metrics::record(op, &resp, start.elapsed());

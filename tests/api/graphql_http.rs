@@ -160,3 +160,79 @@ async fn browsers_get_the_playground() {
         );
     }
 }
+
+/// The keys of the object at `path` (`/`-separated, list items by index) of a response written
+/// as JSON text, in the order the text has them.
+fn keys(text: &str, path: &str) -> Vec<String> {
+    let mut v: async_graphql::Value = serde_json::from_str(text).expect("a JSON response");
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        v = match v {
+            async_graphql::Value::Object(mut o) => o.shift_remove(part).unwrap_or_default(),
+            async_graphql::Value::List(mut l) => {
+                let i: usize = part.parse().expect("an index");
+                l.swap_remove(i)
+            }
+            other => panic!("{path}: {part} of {other}"),
+        };
+    }
+    match v {
+        async_graphql::Value::Object(o) => o.keys().map(|k| k.to_string()).collect(),
+        other => panic!("{path} is not an object: {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_keep_the_documents_field_order() {
+    let env = setup().await;
+    let cases: &[(&str, &[(&str, &[&str])])] = &[
+        (
+            "{ token(address: \"USDT\") { transfers(first: 2) { edges { node { value logIndex } } } symbol address } }",
+            &[
+                ("data/token", &["transfers", "symbol", "address"]),
+                ("data/token/transfers/edges/1/node", &["value", "logIndex"]),
+            ],
+        ),
+        (
+            "{ token(address: \"USDT\") { address symbol transfers(first: 2) { status edges { node { logIndex value } cursor } } } }",
+            &[
+                ("data/token", &["address", "symbol", "transfers"]),
+                ("data/token/transfers", &["status", "edges"]),
+                ("data/token/transfers/edges/0", &["node", "cursor"]),
+            ],
+        ),
+        (
+            "{ w: wallet(address: \"WALLET\") { n: nfts(first: 2) { edges { node { tokenId a: tokenAddress } } } t: erc20Transfers(first: 1) { status } } tk: token(address: \"USDT\") { s: symbol } }",
+            &[
+                ("data", &["w", "tk"]),
+                ("data/w", &["n", "t"]),
+                ("data/w/n/edges/0/node", &["tokenId", "a"]),
+            ],
+        ),
+        (
+            "query { token(address: \"USDT\") { ...T name } } fragment T on Token { transfers(first: 2) { edges { node { ... on Erc20Transfer { blockNumber } value } } } decimals }",
+            &[
+                ("data/token", &["transfers", "decimals", "name"]),
+                ("data/token/transfers/edges/0/node", &["blockNumber", "value"]),
+            ],
+        ),
+    ];
+    for (query, expected) in cases {
+        let query = query.replace("USDT", USDT).replace("WALLET", NFT_WALLET);
+        let body = json!({ "query": query }).to_string();
+        let req = Request::post("/graphql")
+            .header("content-type", "application/json")
+            .header("X-API-Key", &env.key)
+            .body(Body::from(body))
+            .unwrap();
+        let (status, text) = env.http(req).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        for (path, want) in *expected {
+            assert_eq!(keys(&text, path), *want, "{path} of {query}:\n{text}");
+        }
+        // The same values as async-graphql's own executor gives (whose order is that of the
+        // fields' completion) and as the in-process path.
+        let http: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(http, env.exec_plain(&query).await, "{query}");
+        assert_eq!(http, env.exec(&query, json!({})).await, "{query}");
+    }
+}

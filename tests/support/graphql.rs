@@ -95,6 +95,13 @@ impl Env {
         serde_json::to_value(&resp).expect("response serializes")
     }
 
+    /// Executes on async-graphql's own executor of the same schema (none of tokenql's finishing)
+    /// and returns the response as JSON.
+    pub async fn exec_plain(&self, query: &str) -> Value {
+        let resp = self.executor.inner().execute(query).await;
+        serde_json::to_value(&resp).expect("response serializes")
+    }
+
     /// Labels `wallets` (addresses as the API writes them) on Ethereum, as an import would.
     pub async fn label(&self, wallets: &[&str], label: &str) {
         let labels: Vec<_> = wallets
