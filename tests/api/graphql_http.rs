@@ -161,6 +161,9 @@ async fn browsers_get_the_playground() {
     }
 }
 
+/// An object's path in a response, and the keys it must have, in order.
+type KeysAt<'a> = (&'a str, &'a [&'a str]);
+
 /// The keys of the object at `path` (`/`-separated, list items by index) of a response written
 /// as JSON text, in the order the text has them.
 fn keys(text: &str, path: &str) -> Vec<String> {
@@ -184,7 +187,7 @@ fn keys(text: &str, path: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_keep_the_documents_field_order() {
     let env = setup().await;
-    let cases: &[(&str, &[(&str, &[&str])])] = &[
+    let cases: &[(&str, &[KeysAt])] = &[
         (
             "{ token(address: \"USDT\") { transfers(first: 2) { edges { node { value logIndex } } } symbol address } }",
             &[
