@@ -24,7 +24,8 @@
 //! - [`server`]: the one route list and [`run`]`(listener, shutdown)`.
 //! - [`startup`]: what each `tokenql` subcommand does; `main` only parses and dispatches.
 //! - [`keys`]: API keys (stored hashed), each with an optional rate limit.
-//! - [`ops`]: health and readiness probes, Prometheus metrics, request ids, CORS, rate limits.
+//! - [`ops`]: health and readiness probes, Prometheus metrics, request ids (CORS and rate
+//!   limits are in [`app`]).
 
 // No function in `src/` runs over 80 lines (`clippy.toml`); the migrations are their own crate.
 #![warn(clippy::too_many_lines)]

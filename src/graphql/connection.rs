@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use async_graphql::{Enum, Object, OutputType, SimpleObject, TypeName};
 
-use super::plain::{Plain, PlainEdge, PlainEdges, PlainNode};
+use crate::graphql::fast_path::plain::{Plain, PlainEdge, PlainEdges, PlainNode};
 
 use crate::query::{self, CursorMint, Key, Page};
 

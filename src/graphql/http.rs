@@ -16,9 +16,9 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Extension;
 
 use super::error::{error_response, http_status, Code};
-use super::written::Written;
 use super::Executor;
 use crate::app::{authenticate, AppState, AuthFailure, Caller, ReadFailed, Reader};
+use crate::graphql::fast_path::written::Written;
 
 /// The largest request body read, in bytes. GraphQL documents are small.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -152,8 +152,8 @@ pub async fn get(
 }
 
 /// The base URL of preview links (`Nft.media`) for this request.
-fn media_base(state: &AppState, headers: &HeaderMap) -> super::media::MediaBase {
-    super::media::MediaBase(crate::app::preview_base(state, headers))
+fn media_base(state: &AppState, headers: &HeaderMap) -> crate::graphql::objects::media::MediaBase {
+    crate::graphql::objects::media::MediaBase(crate::app::preview_base(state, headers))
 }
 
 fn accepts_html(headers: &HeaderMap) -> bool {

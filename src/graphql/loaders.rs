@@ -178,7 +178,7 @@ impl Primed {
         Ok(label.map(|l| l.as_str().to_string()))
     }
 
-    /// The rows the answer read (for fields answered without waiting: see [`super::plain`]).
+    /// The rows the answer read (for fields answered without waiting: see [`crate::graphql::fast_path::plain`]).
     pub fn rows(&self) -> &query::Related {
         &self.rows
     }

@@ -1,28 +1,22 @@
 //! The GraphQL adapter: the query service's questions as one graph of Relay connections.
 //!
-//! - [`query`]: the `Query` root: the flat `nftsByWallet` and `erc20Transfers`, and the entry
-//!   points of the graph `wallet`, `token`, `nftCollection`, `nft`.
-//! - The objects, built from the query service's model types (never from database rows):
-//!   [`wallet`] (`Wallet`), [`token`] (`Token`), [`balances`] (`TokenBalance`),
-//!   [`collection`] (`NftCollection`), [`wallet_collections`] (`WalletCollection`),
-//!   [`collection_nfts`] (`CollectionNft`), [`nft_token`] (`NftToken`), [`nft_fields`] (an
-//!   NFT's own fields, part of `NftToken` and `CollectionNft`, and what a page's tokens
-//!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
-//!   (`NftTransfer`), [`media`] (`NftMedia`). Modules import one another one way only (the
-//!   `architecture` test): a list's node never leads back to the object that lists it.
-//! - [`connection`]: the generic `Connection`/`Edge` every list uses, `PageInfo`, `SyncStatus`;
-//!   [`plain`]: the direct path that writes a page's plain nodes and edges in one pass;
-//!   [`written`]: over HTTP, such a page is written as JSON text while the request runs, and
-//!   the response is written around it; [`order`]: the answer's fields put back in the
-//!   document's order (async-graphql keeps them in the order they finish).
+//! - [`objects`]: the schema's objects, one module each, built from the query service's model
+//!   types (never from database rows): the `Query` root ([`objects::query`]) and `Wallet`,
+//!   `Token`, `TokenBalance`, `NftCollection`, `WalletCollection`, `CollectionNft`, `NftToken`,
+//!   `Nft`, `Erc20Transfer`, `NftTransfer`, `NftMedia`. They import one another one way only
+//!   (the `architecture` test): a list's node never leads back to the object that lists it.
+//! - [`connection`]: the generic `Connection`/`Edge` every list uses, `PageInfo`, `SyncStatus`.
+//! - [`fast_path`]: what bypasses async-graphql's per-field resolution: a page of plain nodes
+//!   written in one pass ([`fast_path::plain`]), over HTTP as JSON text
+//!   ([`fast_path::written`]); parsed documents kept by their text
+//!   ([`fast_path::documents`]); and the answer's fields put back in the document's order
+//!   ([`fast_path::order`]: async-graphql keeps them in the order they finish).
 //! - [`args`]: argument parsing into [`crate::types`]; [`enums`]; [`scalars`]: `Address`,
 //!   `Uint256` (a decimal string: never a float) and `BlockNumber`.
 //! - [`loaders`]: the rows a page's answer carries, shared by its nodes, and a DataLoader for
 //!   rows reached past the page: a page costs a constant number of statements, whatever its
 //!   size (a list nested in each node of a page costs its own statements per node, which the
 //!   complexity limit bounds).
-//! - [`documents`]: parsed documents kept by their text, so a document sent again is not
-//!   parsed again.
 //! - [`error`]: the error policy (`extensions.code`, HTTP statuses).
 //! - [`http`]: `POST`/`GET /graphql` behind the API key, and the GraphiQL page `/playground`.
 //!
@@ -47,30 +41,15 @@
 //!   unchanged by the graph.
 
 pub mod args;
-pub mod balances;
-pub mod collection;
-pub mod collection_nfts;
 pub mod connection;
-pub mod documents;
 pub mod enums;
 pub mod error;
+pub mod fast_path;
 pub mod http;
 pub mod loaders;
-pub mod media;
 pub mod metrics;
-pub mod nft;
-pub mod nft_fields;
-pub mod nft_token;
-pub mod nft_transfer;
-pub mod order;
-pub mod plain;
-pub mod query;
+pub mod objects;
 pub mod scalars;
-pub mod token;
-pub mod transfer;
-pub mod wallet;
-pub mod wallet_collections;
-pub mod written;
 
 use async_graphql::{EmptyMutation, EmptySubscription, Schema, SchemaBuilder};
 use axum::routing::get;
@@ -79,7 +58,7 @@ use axum::Router;
 use crate::app::AppState;
 use crate::query::QueryService;
 
-pub use query::QueryRoot;
+pub use objects::query::QueryRoot;
 
 /// The deepest selection accepted (see the module's "Limits").
 pub const MAX_DEPTH: usize = 16;
@@ -110,7 +89,7 @@ pub fn schema(service: QueryService) -> Executor {
 #[derive(Clone)]
 pub struct Executor {
     schema: AppSchema,
-    documents: std::sync::Arc<documents::Documents>,
+    documents: std::sync::Arc<fast_path::documents::Documents>,
 }
 
 impl Executor {
@@ -121,7 +100,7 @@ impl Executor {
     }
 
     /// Executes `request`: puts the answer's fields in the document's order
-    /// ([`order::in_document_order`]), tags async-graphql's own errors ([`error::tag_errors`]),
+    /// ([`fast_path::order::in_document_order`]), tags async-graphql's own errors ([`error::tag_errors`]),
     /// nulls the answer of a request with a bad argument ([`error::null_on_bad_input`]) and
     /// records the operation's metrics.
     pub async fn execute(&self, mut request: async_graphql::Request) -> async_graphql::Response {
@@ -145,7 +124,7 @@ impl Executor {
             .and_then(|doc| metrics::operation(doc, name.as_deref()));
         let mut resp = self.schema.execute(request).await;
         if let Some(doc) = &doc {
-            order::in_document_order(&mut resp.data, doc, name.as_deref());
+            fast_path::order::in_document_order(&mut resp.data, doc, name.as_deref());
         }
         error::tag_errors(&mut resp, MAX_DEPTH, MAX_COMPLEXITY);
         error::null_on_bad_input(&mut resp);

@@ -9,7 +9,8 @@
 //! - the record and envelope schemas: `ToSchema` on the types the handlers serialize
 //!   ([`super::nft::NftRecord`], [`super::envelope::NftEnvelope`], …), so a field added there
 //!   appears here;
-//! - the query parameters: [`NftQueryParams`] and [`TransferQueryParams`] (in `params`), which
+//! - the query parameters: [`super::schemas::NftQueryParams`] and
+//!   [`super::schemas::TransferQueryParams`] (one per route, in [`super::schemas`]), which
 //!   mirror what [`super::params`] accepts (the parser reads a raw query string, so it has no
 //!   typed struct to derive from); `tests/api/openapi_doc.rs` checks that every parameter the
 //!   parser accepts is documented;

@@ -35,7 +35,7 @@ pub async fn rollback_to(
     let cid = chain.db_id();
     let fork = keep_through.map_or(-1, |b| b as i64);
     let txn = db.begin().await?;
-    super::lock_chain(&txn, chain).await?;
+    super::write::lock_chain(&txn, chain).await?;
     if let Some(fence) = fence {
         lease::check(&txn, chain, fence)
             .await?

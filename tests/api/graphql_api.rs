@@ -638,10 +638,10 @@ fn through_resolvers(query: &str, fields: &str) -> String {
     doubled
 }
 
-/// The direct path of list nodes (`graphql::plain`) and the ordinary resolvers answer every field
+/// The direct path of list nodes (`graphql::fast_path::plain`) and the ordinary resolvers answer every field
 /// alike: the same pages, asked each way, are equal value for value (labels and token metadata
 /// included, contract and token rows present and absent): in process (values), over HTTP (the
-/// page written as JSON, `graphql::written`), and through the resolvers.
+/// page written as JSON, `graphql::fast_path::written`), and through the resolvers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_nodes_answer_alike_on_every_path() {
     let env = setup().await;
@@ -742,7 +742,7 @@ async fn over_http(env: &Env, query: &str, variables: Value) -> Value {
     v["data"].clone()
 }
 
-/// A document sent again is parsed once (`graphql::documents`), but every request is still
+/// A document sent again is parsed once (`graphql::fast_path::documents`), but every request is still
 /// checked on its own: its variables, the complexity they make, and a document that does not
 /// parse is refused every time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::connection::{Connection, Listed};
-use super::error::GqlError;
-use super::loaders::{include, Primed};
-use super::plain::{nullable, text, Leaf, PlainNode};
-use super::scalars::{Address, BlockNumber, Uint256};
+use crate::graphql::connection::{Connection, Listed};
+use crate::graphql::error::GqlError;
+use crate::graphql::fast_path::plain::{nullable, text, Leaf, PlainNode};
+use crate::graphql::loaders::{include, Primed};
+use crate::graphql::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, QueryService, TransferQuery};
 use crate::types::iso8601_secs;
 

@@ -1,22 +1,22 @@
 //! The `Query` root: the two flat questions (`nftsByWallet`, `erc20Transfers`) and the four
 //! entry points of the graph (`wallet`, `token`, `nftCollection`, `nft`). Arguments are parsed
-//! here, once, with [`super::args`]; a bad one is a `BAD_USER_INPUT` error naming the argument
+//! here, once, with [`crate::graphql::args`]; a bad one is a `BAD_USER_INPUT` error naming the argument
 //! and the rule.
 
 use async_graphql::{Context, Object};
 
-use super::args;
 use super::collection::NftCollection;
-use super::connection::Connection;
-use super::enums::TokenIdFormat;
-use super::error::GqlError;
 use super::nft::{self, NftConnection};
 use super::nft_token::NftToken;
-use super::scalars::{Address, BlockNumber, Uint256};
-use super::service;
 use super::token::Token;
 use super::transfer::{self, Erc20Transfer};
 use super::wallet::Wallet;
+use crate::graphql::args;
+use crate::graphql::connection::Connection;
+use crate::graphql::enums::TokenIdFormat;
+use crate::graphql::error::GqlError;
+use crate::graphql::scalars::{Address, BlockNumber, Uint256};
+use crate::graphql::service;
 use crate::query::{DateRange, NftQuery, TransferQuery};
 use crate::types::SortOrder;
 
@@ -34,7 +34,7 @@ impl QueryRoot {
     /// `tokenId` ascending. Naming a collection in `tokenAddresses` that is not fully indexed
     /// schedules its indexing, and the answer says `SYNCING` until it is done.
     #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "super::connection::page_cost(first, child_complexity)")]
+    #[graphql(complexity = "crate::graphql::connection::page_cost(first, child_complexity)")]
     async fn nfts_by_wallet(
         &self,
         ctx: &Context<'_>,
@@ -78,7 +78,7 @@ impl QueryRoot {
     /// once every named wallet's history is complete (or every named contract's; with
     /// neither, the chain's; none is needed from the live start block on).
     #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "super::connection::page_cost(first, child_complexity)")]
+    #[graphql(complexity = "crate::graphql::connection::page_cost(first, child_complexity)")]
     async fn erc20_transfers(
         &self,
         ctx: &Context<'_>,

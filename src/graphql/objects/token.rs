@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::connection::{nested_page_cost, Connection};
-use super::enums::Order;
-use super::error::GqlError;
-use super::loaders::{contract_key, include, Primed};
-use super::scalars::{Address, BlockNumber};
 use super::transfer::{self, Erc20Transfer};
-use super::{args, service};
+use crate::graphql::args;
+use crate::graphql::connection::{nested_page_cost, Connection};
+use crate::graphql::enums::Order;
+use crate::graphql::error::GqlError;
+use crate::graphql::loaders::{contract_key, include, Primed};
+use crate::graphql::scalars::{Address, BlockNumber};
+use crate::graphql::service;
 use crate::query::{ContractInfo, QueryService, TransferQuery};
 use crate::types::{self, AddressList, Chain};
 

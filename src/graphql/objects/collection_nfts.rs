@@ -3,12 +3,12 @@
 
 use async_graphql::{Context, MergedObject, Object};
 
-use super::connection::{Connection, Listed};
-use super::error::GqlError;
-use super::loaders::Primed;
 use super::nft_fields::{wants, Linked, NftFields};
-use super::plain::PlainNode;
-use super::scalars::{Address, BlockNumber, Uint256};
+use crate::graphql::connection::{Connection, Listed};
+use crate::graphql::error::GqlError;
+use crate::graphql::fast_path::plain::PlainNode;
+use crate::graphql::loaders::Primed;
+use crate::graphql::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, CollectionNftsQuery, QueryService};
 use crate::types;
 

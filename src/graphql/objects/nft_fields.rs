@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Lookahead, Object};
 
-use super::enums::{format_id, ContractType};
-use super::error::GqlError;
-use super::loaders::{include, Primed};
 use super::media::{self, NftMedia};
 use super::nft::TOKEN_FIELDS;
-use super::scalars::{Address, BlockNumber};
+use crate::graphql::enums::{format_id, ContractType};
+use crate::graphql::error::GqlError;
+use crate::graphql::loaders::{include, Primed};
+use crate::graphql::scalars::{Address, BlockNumber};
 use crate::query::{token_hash, ContractInfo, Include, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
 

@@ -11,7 +11,7 @@ use crate::types::iso8601_ms;
 use crate::types::media::{self, PreviewSize};
 
 /// The base URL of preview links for one request (`--public-url`, else `http://{Host}`), put
-/// into the request's data by [`super::http`].
+/// into the request's data by [`crate::graphql::http`].
 #[derive(Debug, Clone, Default)]
 pub struct MediaBase(pub String);
 

@@ -6,15 +6,16 @@ use std::sync::Arc;
 use async_graphql::{Context, MergedObject, Object};
 
 use super::collection::{NftCollection, CONTRACT_FIELDS as COLLECTION_FIELDS};
-use super::connection::{page_cost, Connection};
-use super::enums::Order;
-use super::error::GqlError;
-use super::loaders::{selects, Primed};
 use super::nft::{self as holdings, Nft};
 use super::nft_fields::{self, Linked, NftFields};
 use super::nft_transfer::{self, NftTransfer};
-use super::scalars::BlockNumber;
-use super::{args, service};
+use crate::graphql::args;
+use crate::graphql::connection::{page_cost, Connection};
+use crate::graphql::enums::Order;
+use crate::graphql::error::GqlError;
+use crate::graphql::loaders::{selects, Primed};
+use crate::graphql::scalars::BlockNumber;
+use crate::graphql::service;
 use crate::query::{QueryService, RelatedKeys};
 use crate::types::{self, Chain};
 

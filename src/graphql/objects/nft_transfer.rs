@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::connection::{Connection, Listed};
-use super::enums::{format_id, ContractType};
-use super::error::GqlError;
-use super::loaders::{include, Primed};
-use super::plain::PlainNode;
-use super::scalars::{Address, BlockNumber, Uint256};
+use crate::graphql::connection::{Connection, Listed};
+use crate::graphql::enums::{format_id, ContractType};
+use crate::graphql::error::GqlError;
+use crate::graphql::fast_path::plain::PlainNode;
+use crate::graphql::loaders::{include, Primed};
+use crate::graphql::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{self, ContractInfo, NftTransferQuery, QueryService};
 use crate::types::{self, iso8601_secs};
 

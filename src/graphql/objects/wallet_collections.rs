@@ -6,10 +6,10 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::collection::{NftCollection, CONTRACT_FIELDS};
-use super::connection::{Connection, Listed};
-use super::error::GqlError;
-use super::loaders::{include, Primed};
-use super::plain::PlainNode;
+use crate::graphql::connection::{Connection, Listed};
+use crate::graphql::error::GqlError;
+use crate::graphql::fast_path::plain::PlainNode;
+use crate::graphql::loaders::{include, Primed};
 use crate::query::{self, QueryService, WalletCollectionsQuery};
 use crate::types::Chain;
 

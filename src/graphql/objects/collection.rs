@@ -7,14 +7,15 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::collection_nfts::{self, CollectionNft};
-use super::connection::{nested_page_cost, Connection};
-use super::enums::{ContractType, Order, TokenIdFormat};
-use super::error::GqlError;
-use super::loaders::{contract_key, include, Primed};
 use super::nft::{self, Nft};
 use super::nft_transfer::{self, NftTransfer};
-use super::scalars::{Address, BlockNumber};
-use super::{args, service};
+use crate::graphql::args;
+use crate::graphql::connection::{nested_page_cost, Connection};
+use crate::graphql::enums::{ContractType, Order, TokenIdFormat};
+use crate::graphql::error::GqlError;
+use crate::graphql::loaders::{contract_key, include, Primed};
+use crate::graphql::scalars::{Address, BlockNumber};
+use crate::graphql::service;
 use crate::query::{self, ContractInfo, NftOwnersQuery, NftTransferQuery, QueryService};
 use crate::types::{self, AddressList, Chain};
 

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
-use super::enums::{format_id, ContractType};
-use super::error::GqlError;
-use super::loaders::{include, Primed};
 use super::media::{self, NftMedia};
-use super::plain::{nullable, text, Leaf, PlainEdges, PlainNode};
-use super::scalars::{Address, BlockNumber, Uint256};
+use crate::graphql::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
+use crate::graphql::enums::{format_id, ContractType};
+use crate::graphql::error::GqlError;
+use crate::graphql::fast_path::plain::{nullable, text, Leaf, PlainEdges, PlainNode};
+use crate::graphql::loaders::{include, Primed};
+use crate::graphql::scalars::{Address, BlockNumber, Uint256};
 use crate::query::{Answer, ContractInfo, Include, NftHolding, NftQuery, QueryService, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
 

@@ -3,12 +3,12 @@
 
 use async_graphql::{Context, Object};
 
-use super::connection::{Connection, Listed};
-use super::error::GqlError;
-use super::loaders::{selects, Primed};
-use super::plain::PlainNode;
-use super::scalars::Uint256;
 use super::token::{Token, CONTRACT_FIELDS};
+use crate::graphql::connection::{Connection, Listed};
+use crate::graphql::error::GqlError;
+use crate::graphql::fast_path::plain::PlainNode;
+use crate::graphql::loaders::{selects, Primed};
+use crate::graphql::scalars::Uint256;
 use crate::query::{self, Include, QueryService, TokenBalanceQuery};
 
 /// The `TokenBalance` object.

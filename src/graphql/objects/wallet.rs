@@ -5,15 +5,16 @@
 use async_graphql::{Context, Object};
 
 use super::balances::{self, TokenBalance};
-use super::connection::{page_cost, Connection};
-use super::enums::{Order, TokenIdFormat};
-use super::error::GqlError;
 use super::nft::{self, NftConnection};
 use super::nft_transfer::{self, NftTransfer};
-use super::scalars::{Address, BlockNumber};
 use super::transfer::{self, Erc20Transfer};
 use super::wallet_collections::{self, WalletCollection};
-use super::{args, service};
+use crate::graphql::args;
+use crate::graphql::connection::{page_cost, Connection};
+use crate::graphql::enums::{Order, TokenIdFormat};
+use crate::graphql::error::GqlError;
+use crate::graphql::scalars::{Address, BlockNumber};
+use crate::graphql::service;
 use crate::query::{
     NftQuery, NftTransferQuery, TokenBalanceQuery, TransferQuery, WalletCollectionsQuery,
 };

@@ -1,0 +1,25 @@
+//! The schema's objects, one module each. Each is built from the query service's model types
+//! and answers its fields from its page's finished answer ([`crate::query::Answer`]).
+//!
+//! - [`query`]: the `Query` root: the flat `nftsByWallet` and `erc20Transfers`, and the entry
+//!   points of the graph `wallet`, `token`, `nftCollection`, `nft`.
+//! - [`wallet`] (`Wallet`), [`token`] (`Token`), [`balances`] (`TokenBalance`),
+//!   [`collection`] (`NftCollection`), [`wallet_collections`] (`WalletCollection`),
+//!   [`collection_nfts`] (`CollectionNft`), [`nft_token`] (`NftToken`), [`nft_fields`] (an
+//!   NFT's own fields, part of `NftToken` and `CollectionNft`, and what a page's tokens
+//!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
+//!   (`NftTransfer`), [`media`] (`NftMedia`).
+
+pub mod balances;
+pub mod collection;
+pub mod collection_nfts;
+pub mod media;
+pub mod nft;
+pub mod nft_fields;
+pub mod nft_token;
+pub mod nft_transfer;
+pub mod query;
+pub mod token;
+pub mod transfer;
+pub mod wallet;
+pub mod wallet_collections;

@@ -1,0 +1,255 @@
+//! The write path: [`write_batch`] stores one batch (block headers, decoded transfers,
+//! optionally the chain checkpoint and a history fetch's progress) in one transaction, and the
+//! chain-state writes beside it ([`set_head`], [`set_checkpoint`], [`mark_history_complete`]).
+//! See the [module docs](super) for why writing a batch twice, or batches out of order, yields
+//! the same database.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use alloy::primitives::B256;
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect,
+    TransactionTrait,
+};
+
+use super::{derive, dialect, lease, now_ms, rows, scopes, CHUNK};
+use crate::decode::{Erc20Move, NftMove};
+use crate::entity::{chain_state, contract};
+use crate::types::{Address, Chain, TokenStandard, Uint256};
+
+/// A block header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockHeader {
+    pub number: u64,
+    pub hash: B256,
+    pub parent_hash: Option<B256>,
+    /// Unix seconds.
+    pub timestamp: u64,
+}
+
+/// Where a chain's indexing stands, written with the batch that advanced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// First block the live indexer covers.
+    pub start_block: u64,
+    /// Last block fully stored; `None` before the first one.
+    pub indexed_block: Option<u64>,
+    /// Chain head last seen.
+    pub head_block: u64,
+}
+
+/// One unit of writing.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    pub blocks: Vec<BlockHeader>,
+    pub erc20: Vec<Erc20Move>,
+    pub nft: Vec<NftMove>,
+    pub checkpoint: Option<Checkpoint>,
+    /// A history fetch's progress, recorded with the transfers it stored.
+    pub history: Option<scopes::Progress>,
+    /// The chain's lease the writer must hold (the live indexer's batches); `None`: no check
+    /// (an import, a history fetch).
+    pub fence: Option<lease::Fence>,
+}
+
+/// Errors of the write path.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("a transfer in block {0} has no header in the batch")]
+    MissingBlock(u64),
+    #[error("the chain's lease is held by {}, not by this process", .holder.as_deref().unwrap_or("nobody"))]
+    LeaseLost { holder: Option<String> },
+    #[error(transparent)]
+    Db(#[from] DbErr),
+}
+
+/// Stores a batch in one transaction. See the module docs.
+pub async fn write_batch(
+    db: &DatabaseConnection,
+    chain: Chain,
+    batch: &Batch,
+) -> Result<(), StoreError> {
+    let cid = chain.db_id();
+    // Rows first (a transfer without its block header fails here, before any writing).
+    let blocks = rows::blocks(cid, &batch.blocks);
+    let erc20 = rows::erc20(cid, &batch.erc20, &batch.blocks)?;
+    let nft = rows::nft(cid, &batch.nft, &batch.blocks)?;
+
+    let txn = db.begin().await?;
+    lock_chain(&txn, chain).await?;
+    if let Some(fence) = &batch.fence {
+        lease::check(&txn, chain, fence)
+            .await?
+            .map_err(|holder| StoreError::LeaseLost { holder })?;
+    }
+    blocks.insert(&txn).await?;
+    erc20.insert(&txn).await?;
+    nft.insert(&txn).await?;
+
+    // Contracts seen, with the standard their events show.
+    let mut standards: BTreeMap<Address, TokenStandard> = BTreeMap::new();
+    for t in &batch.erc20 {
+        standards
+            .entry(t.meta.contract)
+            .or_insert(TokenStandard::Erc20);
+    }
+    for t in &batch.nft {
+        standards.insert(t.meta.contract, t.standard);
+    }
+    record_contracts(&txn, cid, &standards).await?;
+
+    let touched: BTreeSet<(Address, Uint256)> = batch
+        .nft
+        .iter()
+        .map(|t| (t.meta.contract, t.token_id))
+        .collect();
+    derive::recompute_tokens(&txn, cid, &touched).await?;
+
+    if let Some(cp) = batch.checkpoint {
+        set_checkpoint(&txn, chain, cp).await?;
+    }
+    if let Some(p) = batch.history {
+        scopes::record_progress(&txn, chain, p).await?;
+    }
+    txn.commit().await?;
+    Ok(())
+}
+
+/// Serialises the chain's writers: the first statement of every writing transaction locks the
+/// chain's checkpoint row (`SELECT … FOR UPDATE`), so transactions that recompute the same
+/// token's holdings (the live follower, history fetches, a rollback — in one process or
+/// several) run one after the other, each reading the transfers the previous one committed.
+/// Without it, two of them could each replay the token without the other's new transfers and
+/// leave its holdings wrong (or collide on a holding's key). SQLite runs one writing
+/// transaction at a time by itself. A chain without a checkpoint yet (an import's first batch)
+/// has one writer.
+pub(crate) async fn lock_chain<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<(), DbErr> {
+    if !dialect::Dialect::of(db).locks_rows() {
+        return Ok(());
+    }
+    chain_state::Entity::find_by_id(chain.db_id())
+        .lock_exclusive()
+        .one(db)
+        .await?;
+    Ok(())
+}
+
+/// Inserts unknown contracts and fills in a standard where none was known yet.
+async fn record_contracts<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    standards: &BTreeMap<Address, TokenStandard>,
+) -> Result<(), DbErr> {
+    let rows: Vec<contract::ActiveModel> = standards
+        .iter()
+        .map(|(a, s)| {
+            contract::Model {
+                chain_id: cid,
+                address: *a,
+                standard: Some(*s),
+                name: None,
+                symbol: None,
+                decimals: None,
+                logo: None,
+                possible_spam: false,
+                verified: false,
+                metadata_fetched_at: None,
+                spam_source: None,
+                verified_source: None,
+            }
+            .into()
+        })
+        .collect();
+    for chunk in rows.chunks(CHUNK) {
+        contract::Entity::insert_many(chunk.to_vec())
+            .on_conflict(crate::store::skip_existing([
+                contract::Column::ChainId,
+                contract::Column::Address,
+            ]))
+            .exec_without_returning(db)
+            .await?;
+    }
+    let mut by_standard: BTreeMap<TokenStandard, Vec<Address>> = BTreeMap::new();
+    for (a, s) in standards {
+        by_standard.entry(*s).or_default().push(*a);
+    }
+    for (s, addrs) in by_standard {
+        for chunk in addrs.chunks(CHUNK) {
+            contract::Entity::update_many()
+                .col_expr(
+                    contract::Column::Standard,
+                    sea_orm::sea_query::Expr::value(s),
+                )
+                .filter(contract::Column::ChainId.eq(cid))
+                .filter(contract::Column::Standard.is_null())
+                .filter(contract::Column::Address.is_in(chunk.to_vec()))
+                .exec(db)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Records the chain head last seen (for the lag in SYNCED/SYNCING), when it changed.
+pub async fn set_head<C: ConnectionTrait>(db: &C, chain: Chain, head: u64) -> Result<(), DbErr> {
+    chain_state::Entity::update_many()
+        .col_expr(
+            chain_state::Column::HeadBlock,
+            sea_orm::sea_query::Expr::value(head as i64),
+        )
+        .col_expr(
+            chain_state::Column::UpdatedAt,
+            sea_orm::sea_query::Expr::value(now_ms()),
+        )
+        .filter(chain_state::Column::ChainId.eq(chain.db_id()))
+        .filter(chain_state::Column::HeadBlock.ne(head as i64))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Declares the chain's stored history whole (an imported sample that stands on its own):
+/// every answer about it is complete, whatever its start block.
+pub async fn mark_history_complete<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<(), DbErr> {
+    chain_state::Entity::update_many()
+        .col_expr(
+            chain_state::Column::HistoryComplete,
+            sea_orm::sea_query::Expr::value(true),
+        )
+        .filter(chain_state::Column::ChainId.eq(chain.db_id()))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Upserts a chain's checkpoint.
+pub async fn set_checkpoint<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    cp: Checkpoint,
+) -> Result<(), DbErr> {
+    let row: chain_state::ActiveModel = chain_state::Model {
+        chain_id: chain.db_id(),
+        start_block: Some(cp.start_block as i64),
+        indexed_block: cp.indexed_block.map(|b| b as i64),
+        head_block: Some(cp.head_block as i64),
+        updated_at: now_ms(),
+        history_complete: false,
+    }
+    .into();
+    chain_state::Entity::insert(row)
+        .on_conflict(
+            OnConflict::column(chain_state::Column::ChainId)
+                .update_columns([
+                    chain_state::Column::StartBlock,
+                    chain_state::Column::IndexedBlock,
+                    chain_state::Column::HeadBlock,
+                    chain_state::Column::UpdatedAt,
+                ])
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
+    Ok(())
+}
