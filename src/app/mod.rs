@@ -231,10 +231,12 @@ impl Ops {
         }
     }
 
+    /// The settings this server was started with.
     pub fn options(&self) -> &ServerOptions {
         &self.inner.options
     }
 
+    /// This process's own rate-limit buckets.
     pub fn limiter(&self) -> &RateLimiter {
         &self.inner.limiter
     }
@@ -251,6 +253,7 @@ impl Ops {
         self.inner.limiter.check(key_id, limit)
     }
 
+    /// The cache of verified API keys.
     pub fn keys(&self) -> &KeyCache {
         &self.inner.keys
     }
