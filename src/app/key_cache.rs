@@ -7,36 +7,40 @@
 //! - **Revocation and rate-limit changes take effect within the TTL**: a server may go on
 //!   accepting a revoked key, with its old limit, until its cached entry expires. Unknown keys
 //!   are never cached, so a new key works at once.
-//! - At most [`MAX_ENTRIES`] keys are held; past that, expired entries are dropped, and if none
-//!   are, the whole cache.
+//! - At most [`MAX_ENTRIES`] keys are held; past that, `moka` evicts the least useful ones
+//!   (TinyLFU: the rarely used and the least recently used go first).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use moka::sync::Cache;
 use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::keys::{self, KeyInfo};
 
 /// The most keys held at once.
-pub const MAX_ENTRIES: usize = 10_000;
+pub const MAX_ENTRIES: u64 = 10_000;
 
 /// See the module documentation.
 #[derive(Debug)]
 pub struct KeyCache {
     ttl: Duration,
-    entries: Mutex<HashMap<String, (Instant, KeyInfo)>>,
+    /// Keyed by the secret's SHA-256; `None` when the TTL is zero.
+    entries: Option<Cache<String, KeyInfo>>,
 }
 
 impl KeyCache {
     /// A cache keeping verified keys for `ttl` (zero: no caching).
     pub fn new(ttl: Duration) -> Self {
-        Self {
-            ttl,
-            entries: Mutex::new(HashMap::new()),
-        }
+        let entries = (!ttl.is_zero()).then(|| {
+            Cache::builder()
+                .max_capacity(MAX_ENTRIES)
+                .time_to_live(ttl)
+                .build()
+        });
+        Self { ttl, entries }
     }
 
+    /// How long a verified key is trusted (zero: not at all).
     pub fn ttl(&self) -> Duration {
         self.ttl
     }
@@ -47,41 +51,22 @@ impl KeyCache {
         db: &C,
         presented: &str,
     ) -> Result<Option<KeyInfo>, DbErr> {
-        if self.ttl.is_zero() {
+        let Some(entries) = &self.entries else {
             return keys::verify(db, presented).await;
-        }
+        };
         let presented = presented.trim();
         if presented.is_empty() || presented.len() > 200 {
             return Ok(None);
         }
         let hash = keys::hash(presented);
-        if let Some(info) = self.get(&hash, Instant::now()) {
+        if let Some(info) = entries.get(&hash) {
             return Ok(Some(info));
         }
         let found = keys::verify_hash(db, &hash).await?;
         if let Some(info) = &found {
-            self.insert(hash, info.clone(), Instant::now());
+            entries.insert(hash, info.clone());
         }
         Ok(found)
-    }
-
-    fn get(&self, hash: &str, now: Instant) -> Option<KeyInfo> {
-        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries
-            .get(hash)
-            .filter(|(at, _)| now.saturating_duration_since(*at) < self.ttl)
-            .map(|(_, info)| info.clone())
-    }
-
-    fn insert(&self, hash: String, info: KeyInfo, now: Instant) {
-        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.len() >= MAX_ENTRIES && !entries.contains_key(&hash) {
-            entries.retain(|_, (at, _)| now.saturating_duration_since(*at) < self.ttl);
-            if entries.len() >= MAX_ENTRIES {
-                entries.clear();
-            }
-        }
-        entries.insert(hash, (now, info));
     }
 }
 
@@ -102,22 +87,29 @@ mod tests {
 
     #[test]
     fn entries_expire_after_the_ttl() {
-        let c = KeyCache::new(Duration::from_secs(5));
-        let t0 = Instant::now();
-        c.insert("h".into(), info(1), t0);
-        assert_eq!(c.get("h", t0 + Duration::from_secs(4)), Some(info(1)));
-        assert_eq!(c.get("h", t0 + Duration::from_secs(5)), None);
-        assert_eq!(c.get("other", t0), None);
+        let c = KeyCache::new(Duration::from_millis(300));
+        let entries = c.entries.as_ref().expect("a cache");
+        entries.insert("h".into(), info(1));
+        assert_eq!(entries.get("h"), Some(info(1)));
+        assert_eq!(entries.get("other"), None);
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(entries.get("h"), None);
+    }
+
+    #[test]
+    fn a_zero_ttl_caches_nothing() {
+        assert!(KeyCache::new(Duration::ZERO).entries.is_none());
     }
 
     #[test]
     fn stays_bounded() {
         let c = KeyCache::new(Duration::from_secs(5));
-        let t0 = Instant::now();
+        let entries = c.entries.as_ref().expect("a cache");
         for i in 0..MAX_ENTRIES + 10 {
-            c.insert(format!("h{i}"), info(1), t0);
+            entries.insert(format!("h{i}"), info(1));
         }
-        let n = c.entries.lock().map(|e| e.len()).unwrap_or(0);
+        entries.run_pending_tasks();
+        let n = entries.entry_count();
         assert!(n <= MAX_ENTRIES, "{n} entries");
     }
 }

@@ -3,9 +3,9 @@
 //! reads go ([`Reader`]), and the settings of a server ([`ServerOptions`]). REST, GraphQL and
 //! the operational routes build on it; it knows none of them.
 //!
-//! - [`rate_limit`]: per-key token buckets; [`shared_limit`]: the same buckets in Redis, shared
-//!   by every API process ([`redis`]: its client); [`key_cache`]: a short-TTL cache of verified
-//!   keys; [`cors`]: cross-origin access, off unless origins are configured.
+//! - [`rate_limit`]: per-key token buckets; [`shared_limit`]: the same buckets in Redis (the
+//!   `redis` crate), shared by every API process; [`key_cache`]: a short-TTL cache of verified
+//!   keys (a `moka` cache); [`cors`]: cross-origin access, off unless origins are configured.
 //!
 //! [`AppState::new`] uses [`ServerOptions::default`] — no CORS, no default rate limit (keys
 //! with their own limit are still limited), no key cache — and [`AppState::with_options`] sets
@@ -14,7 +14,6 @@
 pub mod cors;
 pub mod key_cache;
 pub mod rate_limit;
-pub mod redis;
 pub mod shared_limit;
 
 use std::sync::Arc;
@@ -187,7 +186,7 @@ pub struct ServerOptions {
     pub key_cache_ttl: Duration,
     /// Where the rate-limit buckets live: `None`, in this process (the default); or a Redis
     /// server shared by every API process.
-    pub rate_limit_store: Option<redis::RedisUrl>,
+    pub rate_limit_store: Option<shared_limit::RedisUrl>,
     /// The prefix of the shared buckets' Redis keys (`PREFIX:rl:KEY_ID`).
     pub rate_limit_prefix: String,
     /// How long a request waits for the shared store before using this process's bucket;
@@ -232,10 +231,12 @@ impl Ops {
         }
     }
 
+    /// The settings this server was started with.
     pub fn options(&self) -> &ServerOptions {
         &self.inner.options
     }
 
+    /// This process's own rate-limit buckets.
     pub fn limiter(&self) -> &RateLimiter {
         &self.inner.limiter
     }
@@ -252,6 +253,7 @@ impl Ops {
         self.inner.limiter.check(key_id, limit)
     }
 
+    /// The cache of verified API keys.
     pub fn keys(&self) -> &KeyCache {
         &self.inner.keys
     }

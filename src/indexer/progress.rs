@@ -1,13 +1,16 @@
-//! Progress of catch-up: blocks/s, logs/s and ETA, logged every few seconds (and drawn on one
-//! updating line when stderr is a terminal), and the per-chain indexer series of
+//! Progress of catch-up: blocks/s, logs/s and ETA, logged every few seconds (and, when stderr
+//! is a terminal, drawn as one `indicatif` bar per chain while it is behind:
+//! [`crate::telemetry::terminal`]), and the per-chain indexer series of
 //! [`crate::ops::metrics`] (head, indexed block, lag, blocks/logs ingested), set on every step.
 
-use std::io::IsTerminal;
 use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
 
 use crate::telemetry::metrics::{
     INDEXER_BLOCKS, INDEXER_HEAD, INDEXER_INDEXED, INDEXER_LAG, INDEXER_LOGS, INDEXER_SKIPPED,
 };
+use crate::telemetry::terminal;
 use crate::types::Chain;
 
 const EVERY: Duration = Duration::from_secs(5);
@@ -22,10 +25,12 @@ pub struct Progress {
     logs: u64,
     skipped: u64,
     was_caught_up: bool,
-    tty: bool,
+    /// The terminal's bar while catching up (never when stderr is not a terminal).
+    bar: Option<ProgressBar>,
 }
 
 impl Progress {
+    /// Nothing counted yet.
     pub fn new(chain: Chain) -> Self {
         let now = Instant::now();
         Self {
@@ -36,7 +41,7 @@ impl Progress {
             logs: 0,
             skipped: 0,
             was_caught_up: false,
-            tty: std::io::stderr().is_terminal(),
+            bar: None,
         }
     }
 
@@ -61,6 +66,10 @@ impl Progress {
         metrics::counter!(INDEXER_SKIPPED, "chain" => chain).increment(skipped);
         self.gauges(Some(to), head);
         self.was_caught_up = false;
+        if let Some(bar) = &self.bar {
+            bar.set_length(head);
+            bar.set_position(to);
+        }
         if self.last_report.elapsed() < EVERY {
             return;
         }
@@ -74,10 +83,11 @@ impl Progress {
         } else {
             f64::INFINITY
         };
-        if self.tty {
-            eprint!(
-                "\r{}: block {to} of {head} | {bps:.0} blocks/s | {lps:.0} logs/s | ETA {eta:.0}s   ",
-                self.chain
+        if remaining > 0 {
+            self.draw(
+                to,
+                head,
+                format!("{bps:.0} blocks/s | {lps:.0} logs/s | ETA {eta:.0}s"),
             );
         }
         tracing::info!(
@@ -92,15 +102,36 @@ impl Progress {
         );
     }
 
+    /// Shows the position and the pace on the terminal's bar (made on first use; none when
+    /// stderr is not a terminal).
+    fn draw(&mut self, to: u64, head: u64, pace: String) {
+        if self.bar.is_none() {
+            self.bar = terminal::block_bar(self.chain.to_string());
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_length(head);
+            bar.set_position(to);
+            bar.set_message(pace);
+        }
+    }
+
     /// Notes that the follower reached the head.
     pub fn caught_up(&mut self, indexed: Option<u64>, head: u64) {
         self.gauges(indexed, head);
         if !self.was_caught_up {
             self.was_caught_up = true;
-            if self.tty && self.blocks > 0 {
-                eprintln!();
+            if let Some(bar) = self.bar.take() {
+                terminal::remove(&bar);
             }
             tracing::info!(chain = %self.chain, indexed = indexed.map_or(-1, |b| b as i64), head, logs = self.logs, "caught up with the chain head");
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            terminal::remove(&bar);
         }
     }
 }

@@ -147,12 +147,12 @@ impl RateArgs {
 
 /// `--rate-limit-store`: `local`, or the Redis server shared by every API process.
 #[derive(Debug, Clone)]
-pub struct RateStore(pub Option<crate::app::redis::RedisUrl>);
+pub struct RateStore(pub Option<crate::app::shared_limit::RedisUrl>);
 
 fn parse_rate_store(s: &str) -> Result<RateStore, String> {
     match s.trim() {
         "local" => Ok(RateStore(None)),
-        url => crate::app::redis::RedisUrl::parse(url)
+        url => crate::app::shared_limit::RedisUrl::parse(url)
             .map(|u| RateStore(Some(u)))
             .map_err(|e| format!("{e}; or `local`")),
     }

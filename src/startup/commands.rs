@@ -1,6 +1,7 @@
 //! The one-shot commands: migrations, keys, imports, history fetches and the status report.
 //! Each returns the lines it prints; [`super::run`] writes them to stdout.
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use anyhow::Context;
@@ -115,8 +116,9 @@ pub async fn import(
     Ok(lines)
 }
 
-/// `tokenql sync`: queues the history fetch of `addresses`, and with `wait` prints progress
-/// through `out` until each is complete or failed.
+/// `tokenql sync`: queues the history fetch of `addresses`, and with `wait` reports progress
+/// until each is complete or failed: through `out`, a line every few seconds; or, when stdout
+/// and stderr are both terminals, on a spinner, `out` getting only the last line.
 pub async fn sync(
     db: &DatabaseConnection,
     chain: Chain,
@@ -130,8 +132,28 @@ pub async fn sync(
         "{chain}: {n} {scope} history fetch(es) queued, {} already known",
         addresses.len() as u64 - n.min(addresses.len() as u64)
     ));
-    if wait {
-        crate::indexer::history::wait(db, chain, scope, addresses, out).await?;
+    if !wait {
+        return Ok(());
     }
-    Ok(())
+    let spinner = std::io::stdout()
+        .is_terminal()
+        .then(|| {
+            crate::telemetry::terminal::spinner(format!(
+                "{chain}: waiting for {} {scope} history fetch(es)",
+                addresses.len()
+            ))
+        })
+        .flatten();
+    let Some(spinner) = spinner else {
+        return crate::indexer::history::wait(db, chain, scope, addresses, out).await;
+    };
+    let mut last = None;
+    let waited = crate::indexer::history::wait(db, chain, scope, addresses, |line: String| {
+        spinner.set_message(line.clone());
+        last = Some(line);
+    })
+    .await;
+    crate::telemetry::terminal::remove(&spinner);
+    last.into_iter().for_each(out);
+    waited
 }

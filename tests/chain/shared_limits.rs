@@ -3,7 +3,8 @@
 //! (`--rate-limit-store redis://127.0.0.1:6379`, a key prefix of the test's own), together
 //! accept at most the key's limit plus its burst; the same two processes with local buckets
 //! accept about twice that (which shows the check can fail). With the store down, a process
-//! keeps serving, limits with its own buckets, and says so in its log and metrics.
+//! keeps serving, limits with its own buckets, and says so in its log and metrics; when it
+//! answers again (and when it goes away again), the process follows.
 
 use crate::support::common;
 
@@ -265,6 +266,129 @@ async fn an_unavailable_store_falls_back_to_local_buckets(backend: Backend) {
         s.log_contains("rate-limit store is unavailable"),
         "the fallback is logged"
     );
+    drop(s);
+    app.cleanup().await;
+}
+
+/// Forwards connections on a port of its own to the local Redis server while it lives;
+/// dropping it closes the port and every forwarded connection, as if Redis went away.
+struct Gate {
+    tasks: tokio::task::JoinSet<()>,
+}
+
+impl Gate {
+    async fn open(port: u16) -> Gate {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("the gate's port");
+        let mut tasks = tokio::task::JoinSet::new();
+        tasks.spawn(async move {
+            let mut conns = tokio::task::JoinSet::new();
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                conns.spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect("127.0.0.1:6379").await
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        });
+        Gate { tasks }
+    }
+
+    fn close(mut self) {
+        self.tasks.abort_all();
+    }
+}
+
+/// The store's fallback count and whether it is up, from the process's metrics.
+async fn store_metrics(s: &Serve) -> (f64, bool) {
+    let text = reqwest::get(format!("{}/metrics", s.base))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics body");
+    let value = |name: &str| {
+        text.lines()
+            .find(|l| l.strip_prefix(name).is_some_and(|v| v.starts_with(' ')))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (
+        value("tokenql_rate_limit_store_fallbacks_total"),
+        value("tokenql_rate_limit_store_up") == 1.0,
+    )
+}
+
+/// Sends requests until `done` holds (at most 20 s).
+async fn until(s: &Serve, key: &str, what: &str, done: impl Fn(&Serve) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done(s) {
+        assert!(Instant::now() < deadline, "{what} within 20 s");
+        hammer(
+            std::slice::from_ref(&s.base),
+            key,
+            Duration::from_millis(200),
+        )
+        .await;
+    }
+}
+
+/// Down at start, then up, then down again: the process uses the store whenever it answers
+/// (the connection is reopened after each failure) and its own buckets otherwise. The database
+/// plays no part, so this runs on SQLite only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_process_follows_the_store_going_and_coming_back() {
+    let app = common::spawn(Backend::Sqlite).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let s = Serve::start(&app, &format!("redis://127.0.0.1:{port}"), &prefix());
+    until(&s, &app.key, "the store is reported down", |s| {
+        s.log_contains("rate-limit store is unavailable")
+    })
+    .await;
+
+    let gate = Gate::open(port).await;
+    until(&s, &app.key, "the store is used again", |s| {
+        s.log_contains("rate-limit store answers again")
+    })
+    .await;
+    let (before, up) = store_metrics(&s).await;
+    assert!(up, "tokenql_rate_limit_store_up is 1 again");
+    let t = hammer(
+        std::slice::from_ref(&s.base),
+        &app.key,
+        Duration::from_secs(1),
+    )
+    .await;
+    assert_eq!(t.other, 0, "{t:?}");
+    let (after, _) = store_metrics(&s).await;
+    assert_eq!(before, after, "no fallback while the store answers: {t:?}");
+
+    gate.close();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let t = hammer(
+            std::slice::from_ref(&s.base),
+            &app.key,
+            Duration::from_millis(200),
+        )
+        .await;
+        assert_eq!(t.other, 0, "no 5xx when the store goes away: {t:?}");
+        let (fallbacks, up) = store_metrics(&s).await;
+        if !up && fallbacks > after {
+            break;
+        }
+
+        assert!(
+            Instant::now() < deadline,
+            "the store is reported down again within 20 s"
+        );
+    }
     drop(s);
     app.cleanup().await;
 }
