@@ -28,6 +28,7 @@ mod owners;
 mod related;
 mod snapshot;
 pub mod status;
+mod transfer_filter;
 mod transfers;
 mod walk;
 

@@ -8,13 +8,12 @@ use sea_orm::{
 
 use super::answer::{Answer, Include};
 use super::cursor::{query_digest, CursorKind};
-use super::status::Needs;
+use super::transfer_filter::TransferFilter;
 use super::transfers::{sql_order, union_of};
 use super::walk::Walk;
 use super::{Edge, Key, KeyPart, NftTransfer, NftTransferQuery, Page, QueryError, QueryService};
 use crate::entity::nft_transfer;
-use crate::store::lists::padded;
-use crate::types::{Scope, SortOrder, Uint256};
+use crate::types::{AddressList, SortOrder, Uint256};
 
 use nft_transfer::Column as T;
 
@@ -44,67 +43,16 @@ impl NftTransferQuery {
         ))
     }
 
-    /// Every filter but the wallet's (which [`NftTransferQuery::arms`] splits by side).
-    fn filter(&self) -> Condition {
-        let mut c = Condition::all().add(T::ChainId.eq(self.chain.db_id()));
-        if !self.contracts.is_empty() {
-            c = c.add(T::ContractAddress.is_in(padded(self.contracts.db_strings())));
-        }
-        if let Some(f) = self.blocks.from {
-            c = c.add(T::BlockNumber.gte(f.db()));
-        }
-        if let Some(t) = self.blocks.to {
-            c = c.add(T::BlockNumber.lte(t.db()));
-        }
-        let secs = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
-        if let Some(f) = self.dates.from {
-            c = c.add(T::BlockTimestamp.gte(secs(f)));
-        }
-        if let Some(t) = self.dates.to {
-            c = c.add(T::BlockTimestamp.lte(secs(t)));
-        }
-        c
-    }
-
-    /// The scopes the answer depends on (API.md): the wallet's history, or every named
-    /// collection's (either suffices); none when the range starts at or after the live start
-    /// block. An incomplete answer schedules the wallet's history, or else the collections'.
-    fn needs(&self, start_block: Option<u64>) -> Needs {
-        let live = matches!((self.blocks.from, start_block), (Some(f), Some(s)) if f.0 >= s);
-        let wallet: Vec<Scope> = self.wallet.iter().map(|&a| Scope::wallet(a)).collect();
-        let contracts: Vec<Scope> = self.contracts.iter().map(|&a| Scope::contract(a)).collect();
-        let schedule = if wallet.is_empty() {
-            contracts.clone()
-        } else {
-            wallet.clone()
-        };
-        Needs {
-            alternatives: [wallet, contracts]
-                .into_iter()
-                .filter(|a| !a.is_empty())
-                .collect(),
-            schedule,
-            none: live,
-        }
-    }
-
-    /// One index range per side of the wallet (sender, recipient), or one per collection when
-    /// several are named; none (a single range of the filter) otherwise.
-    fn arms(&self) -> Vec<Condition> {
-        if let Some(w) = self.wallet {
-            let w = w.to_string();
-            vec![
-                Condition::all().add(T::FromAddress.eq(w.clone())),
-                Condition::all().add(T::ToAddress.eq(w)),
-            ]
-        } else if self.contracts.iter().nth(1).is_some() {
-            self.contracts
-                .db_strings()
-                .into_iter()
-                .map(|c| Condition::all().add(T::ContractAddress.eq(c)))
-                .collect()
-        } else {
-            Vec::new()
+    /// Which moves the question selects.
+    fn transfer_filter(&self) -> TransferFilter {
+        TransferFilter {
+            chain: self.chain,
+            wallets: self.wallet.map(AddressList::one).unwrap_or_default(),
+            contracts: self.contracts.clone(),
+            exclude_wallets: AddressList::default(),
+            exclude_contracts: AddressList::default(),
+            blocks: self.blocks,
+            dates: self.dates,
         }
     }
 }
@@ -173,7 +121,8 @@ impl QueryService {
             Some(t) => query_digest(&format!("{}|{}", q.digest(), t.to_db())),
         };
         let walk = Walk::<(i64, i32, i32)>::begin(self, CursorKind::NftTransfer, digest, after)?;
-        let mut base = q.filter();
+        let filter = q.transfer_filter();
+        let mut base = filter.condition::<T>();
         if let Some(t) = token_id {
             base = base.add(T::TokenId.eq(t.to_db()));
         }
@@ -191,8 +140,8 @@ impl QueryService {
                 .order_by(T::BatchIndex, sql_order(q.order))
                 .limit(limit + 1)
         };
-        let arms: Vec<SelectStatement> = q
-            .arms()
+        let arms: Vec<SelectStatement> = filter
+            .arms::<T>()
             .into_iter()
             .map(|a| range(Some(a)).into_query())
             .collect();
@@ -209,7 +158,7 @@ impl QueryService {
             }
             None => range(None).all(db).await?,
         };
-        let (view, done) = snap.settle(q.chain, |start| q.needs(start)).await?;
+        let (view, done) = snap.settle(q.chain, |start| filter.needs(start)).await?;
         snap.close().await?;
         let incomplete = walk.incomplete(done.complete);
         walk.at(view.indexed_block)

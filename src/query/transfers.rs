@@ -9,14 +9,13 @@ use sea_orm::{
 use super::answer::{Answer, Include};
 use super::columns;
 use super::cursor::{query_digest, CursorKind};
-use super::status::Needs;
+use super::transfer_filter::TransferFilter;
 use super::walk::Walk;
 use super::{
     DateRange, Edge, Erc20Transfer, Key, KeyPart, Page, QueryError, QueryService, TransferQuery,
 };
 use crate::entity::erc20_transfer;
-use crate::store::lists::padded;
-use crate::types::{Scope, SortOrder};
+use crate::types::SortOrder;
 
 use erc20_transfer::Column as T;
 
@@ -52,85 +51,16 @@ impl TransferQuery {
         query_digest(&text)
     }
 
-    /// Every filter but the wallets' (which [`TransferQuery::arms`] splits into index ranges).
-    fn filter(&self) -> Condition {
-        let mut c = Condition::all().add(T::ChainId.eq(self.chain.db_id()));
-        if !self.contracts.is_empty() {
-            c = c.add(T::ContractAddress.is_in(padded(self.contracts.db_strings())));
-        }
-        if !self.exclude_contracts.is_empty() {
-            c = c.add(T::ContractAddress.is_not_in(padded(self.exclude_contracts.db_strings())));
-        }
-        if !self.exclude_wallets.is_empty() {
-            let w = padded(self.exclude_wallets.db_strings());
-            c = c
-                .add(T::FromAddress.is_not_in(w.clone()))
-                .add(T::ToAddress.is_not_in(w));
-        }
-        if let Some(f) = self.blocks.from {
-            c = c.add(T::BlockNumber.gte(f.db()));
-        }
-        if let Some(t) = self.blocks.to {
-            c = c.add(T::BlockNumber.lte(t.db()));
-        }
-        let secs = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
-        if let Some(f) = self.dates.from {
-            c = c.add(T::BlockTimestamp.gte(secs(f)));
-        }
-        if let Some(t) = self.dates.to {
-            c = c.add(T::BlockTimestamp.lte(secs(t)));
-        }
-        c
-    }
-
-    /// The scopes the answer depends on (API.md): every named wallet, or every named
-    /// contract (either set suffices), or else the chain; none when the range starts at or
-    /// after the live start block. An incomplete answer schedules the wallets' history, or
-    /// else the contracts'.
-    fn needs(&self, start_block: Option<u64>) -> Needs {
-        let live = matches!((self.blocks.from, start_block), (Some(f), Some(s)) if f.0 >= s);
-        let wallets: Vec<Scope> = self.wallets.iter().map(|&a| Scope::wallet(a)).collect();
-        let contracts: Vec<Scope> = self.contracts.iter().map(|&a| Scope::contract(a)).collect();
-        let schedule = if wallets.is_empty() {
-            contracts.clone()
-        } else {
-            wallets.clone()
-        };
-        Needs {
-            alternatives: [wallets, contracts]
-                .into_iter()
-                .filter(|a| !a.is_empty())
-                .collect(),
-            schedule,
-            none: live,
-        }
-    }
-
-    /// The index ranges whose union is the answer, each already in output order: one per
-    /// wallet and side (sender, recipient) when wallets are named, one per contract when
-    /// several contracts are; none (a single range of the filter) otherwise. An `OR` across
-    /// columns or an `IN` list would make the databases collect every match and sort it; a
-    /// range per value, each cut at the page size, reads at most `arms × (page + 1)` rows.
-    fn arms(&self) -> Vec<Condition> {
-        if !self.wallets.is_empty() {
-            self.wallets
-                .db_strings()
-                .into_iter()
-                .flat_map(|w| {
-                    [
-                        Condition::all().add(T::FromAddress.eq(w.clone())),
-                        Condition::all().add(T::ToAddress.eq(w)),
-                    ]
-                })
-                .collect()
-        } else if self.contracts.iter().nth(1).is_some() {
-            self.contracts
-                .db_strings()
-                .into_iter()
-                .map(|c| Condition::all().add(T::ContractAddress.eq(c)))
-                .collect()
-        } else {
-            Vec::new()
+    /// Which transfers the question selects.
+    fn transfer_filter(&self) -> TransferFilter {
+        TransferFilter {
+            chain: self.chain,
+            wallets: self.wallets.clone(),
+            contracts: self.contracts.clone(),
+            exclude_wallets: self.exclude_wallets.clone(),
+            exclude_contracts: self.exclude_contracts.clone(),
+            blocks: self.blocks,
+            dates: self.dates,
         }
     }
 }
@@ -209,7 +139,8 @@ impl QueryService {
         after: Option<&str>,
     ) -> Result<Page<Erc20Transfer>, QueryError> {
         let walk = Walk::<(i64, i32)>::begin(self, CursorKind::Erc20, q.digest(), after)?;
-        let mut base = q.filter();
+        let filter = q.transfer_filter();
+        let mut base = filter.condition::<T>();
         if let Some(&(block, log)) = walk.position() {
             base = base.add(past(q.order, block, log));
         }
@@ -226,8 +157,8 @@ impl QueryService {
                 .order_by(T::LogIndex, sql_order(q.order))
                 .limit(limit + 1)
         };
-        let arms: Vec<SelectStatement> = q
-            .arms()
+        let arms: Vec<SelectStatement> = filter
+            .arms::<T>()
             .into_iter()
             .map(|a| range(Some(a)).into_query())
             .collect();
@@ -241,7 +172,7 @@ impl QueryService {
             }
             None => range(None).into_model::<TransferRow>().all(db).await?,
         };
-        let (view, done) = snap.settle(q.chain, |start| q.needs(start)).await?;
+        let (view, done) = snap.settle(q.chain, |start| filter.needs(start)).await?;
         snap.close().await?;
         // A walk begun incomplete stays so (see `Walk::incomplete`).
         let incomplete = walk.incomplete(done.complete);
