@@ -196,6 +196,8 @@ pub struct ServerOptions {
     /// Off-chain settings the API needs: where previews live and the public base URL of their
     /// links.
     pub offchain: crate::offchain::OffchainConfig,
+    /// Native balances: the chains whose JSON-RPC endpoint the server reads them from.
+    pub native: crate::query::NativeBalances,
 }
 
 /// The operational state shared by every clone of an [`crate::AppState`].

@@ -15,6 +15,7 @@
 
 mod answer;
 mod balances;
+mod blocks;
 mod collection_nfts;
 mod collections;
 mod columns;
@@ -22,18 +23,23 @@ mod cursor;
 
 mod media;
 mod model;
+pub mod native;
 mod nft_transfers;
 mod nfts;
 mod owners;
 mod related;
 pub mod status;
+mod token_meta;
 mod transfers;
 mod walk;
 
 pub use answer::{keys_of, Answer, Include, Listing, Related, RelatedKeys, Relates};
+pub use blocks::DateToBlock;
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
+pub use native::{ChainReader, NativeAnswer, NativeBalances, NativeError};
+pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
 
 use sea_orm::{DatabaseConnection, DbErr};
 

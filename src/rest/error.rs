@@ -10,7 +10,12 @@
 //!   `limit: 0 is out of range; expected 1 to 100`. A refused cursor
 //!   ([`QueryError::BadCursor`]) is the user's fault too and names `cursor`.
 //! - **401** — missing or unknown API key (issued by the auth middleware in `server.rs`).
-//! - **404** — unknown route; **405** — a known route with another method than `GET`.
+//! - **404** — unknown route, or a resource the data does not hold (a chain with nothing
+//!   indexed, a date no stored block settles): the message says which; **405** — a known route
+//!   with another method than `GET`.
+//! - **501** — a Moralis operation tokenql does not serve (prices, swaps, transactions, …), or
+//!   one that needs something this server is not configured with (a chain's JSON-RPC endpoint
+//!   for native balances); the message names the operation and the reason.
 //! - **429** — rate limited, with a `Retry-After` header in seconds.
 //! - **500 / 503 — our fault.** The client gets a fixed, generic message; the detail (database
 //!   error text, corrupt stored value) is logged once, here, with `tracing::error!` and
@@ -48,6 +53,10 @@ pub enum ApiError {
     Unauthorized(&'static str),
     /// 404: no such route, or no such resource (the message says which).
     NotFound(&'static str),
+    /// 404: the data holds no answer; the message says why (it may quote the user's input).
+    Missing(String),
+    /// 501: the operation is not served here; the message says why.
+    NotServed(String),
     /// 405: the route exists but only answers `GET`.
     MethodNotAllowed,
     /// 429: too many requests; retry after this many seconds.
@@ -111,7 +120,8 @@ impl ApiError {
         match self {
             ApiError::BadParam { .. } => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::NotFound(_) | ApiError::Missing(_) => StatusCode::NOT_FOUND,
+            ApiError::NotServed(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
@@ -125,6 +135,7 @@ impl ApiError {
             ApiError::BadParam { param, rule } => format!("{param}: {rule}"),
             ApiError::Unauthorized(m) => (*m).to_string(),
             ApiError::NotFound(m) => (*m).to_string(),
+            ApiError::Missing(m) | ApiError::NotServed(m) => m.clone(),
             ApiError::MethodNotAllowed => "method not allowed; this route answers GET".to_string(),
             ApiError::RateLimited { retry_after_secs } => {
                 format!("rate limit exceeded; retry in {retry_after_secs} s")

@@ -6,9 +6,11 @@
 //! - [`commands`]: the one-shot commands (migrate, keys, import, sync).
 //! - [`serve`]: the server with the indexer, the workers and the replica monitor under one
 //!   stop signal.
+//! - [`native`]: the chains' RPC endpoints as the query service's readers of native balances.
 
 pub mod cli;
 pub mod commands;
+pub mod native;
 pub mod serve;
 
 use cli::{Cli, Command};
