@@ -224,7 +224,8 @@ mod tests {
         let reader = Arc::new(Counting::default());
         let service = NativeBalances::new(vec![(Chain::ETH, reader.clone())], 2);
         let reads = || reader.reads.load(Ordering::SeqCst);
-        let ask = |block| service.balances(Chain::ETH, &[wallet(1)], block);
+        let wallets = [wallet(1)];
+        let ask = |block| service.balances(Chain::ETH, &wallets, block);
 
         assert_eq!(
             ask(Some(10)).await.map(|a| a.balances[0].1),

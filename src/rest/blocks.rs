@@ -33,7 +33,7 @@ to it is stored), as a JSON string of decimal digits. A chain with nothing index
         ("chain" = super::schemas::ChainList, Path, description = "The chain: a name or a `0x` hex chain id (hex ids in any letter case)."),
     ),
     responses(
-        (status = 200, description = "The number of the last indexed block.", body = String, example = json!("15320599")),
+        (status = 200, description = "The number of the last indexed block.", body = String, content_type = "application/json", example = json!("15320599")),
     ),
 )]
 pub(super) async fn latest_block_number(
