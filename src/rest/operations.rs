@@ -75,6 +75,7 @@ const APPROVALS: &str = "allowances and approvals need Approval events, which to
 index";
 const PNL: &str = "profitability needs prices, which tokenql does not index";
 const CALLS: &str = "contract calls and reviews are not part of tokenql's indexed data";
+const IPFS: &str = "uploads to IPFS are not part of an indexer";
 const ENTITIES: &str = "entities and labels of organizations are not part of tokenql's data \
 (it serves address labels on transfer records)";
 
@@ -232,6 +233,18 @@ pub const OPERATIONS: &[Operation] = &[
         "/nft/{address}/{token_id}/transfers",
         Planned,
     ),
+    op(
+        "getNFTTransfersFromToBlock",
+        "GET",
+        "/nft/transfers",
+        Planned,
+    ),
+    op(
+        "getNFTTransfersByBlock",
+        "GET",
+        "/block/{block_number_or_hash}/nft/transfers",
+        Planned,
+    ),
     op("getMultipleNFTs", "POST", "/nft/getMultipleNFTs", Planned),
     op(
         "getNFTContractMetadata",
@@ -255,6 +268,12 @@ pub const OPERATIONS: &[Operation] = &[
         "getNFTCollectionStats",
         "GET",
         "/nft/{address}/stats",
+        Planned,
+    ),
+    op(
+        "getNFTTokenStats",
+        "GET",
+        "/nft/{address}/{token_id}/stats",
         Planned,
     ),
     op("syncNFTContract", "PUT", "/nft/{address}/sync", Planned),
@@ -451,6 +470,12 @@ pub const OPERATIONS: &[Operation] = &[
         Unserved(SWAPS),
     ),
     op(
+        "getPairPrice",
+        "GET",
+        "/{token0_address}/{token1_address}/price",
+        Unserved(PRICES),
+    ),
+    op(
         "getSwapsByPairAddress",
         "GET",
         "/pairs/{address}/swaps",
@@ -497,6 +522,18 @@ pub const OPERATIONS: &[Operation] = &[
         "getHottestNFTCollectionsByTradingVolume",
         "GET",
         "/market-data/nfts/hottest-collections",
+        Unserved(MARKET),
+    ),
+    op(
+        "getTopCryptoCurrenciesByMarketCap",
+        "GET",
+        "/market-data/global/market-cap",
+        Unserved(MARKET),
+    ),
+    op(
+        "getTopCryptoCurrenciesByTradingVolume",
+        "GET",
+        "/market-data/global/volume",
         Unserved(MARKET),
     ),
     op(
@@ -599,6 +636,12 @@ pub const OPERATIONS: &[Operation] = &[
         Unserved(TRANSACTIONS),
     ),
     op(
+        "getBlockStats",
+        "GET",
+        "/block/{block_number_or_hash}/stats",
+        Unserved(TRANSACTIONS),
+    ),
+    op(
         "getTransaction",
         "GET",
         "/transaction/{transaction_hash}",
@@ -663,6 +706,7 @@ pub const OPERATIONS: &[Operation] = &[
         "/contracts-review",
         Unserved(CALLS),
     ),
+    op("uploadFolder", "POST", "/ipfs/uploadFolder", Unserved(IPFS)),
 ];
 
 /// The operations tokenql serves.
