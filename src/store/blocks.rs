@@ -5,8 +5,9 @@
 //! a gap between two stored blocks means.
 
 use alloy::primitives::B256;
+use sea_orm::sea_query::SimpleExpr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, Order, QueryFilter, QueryOrder, QuerySelect,
 };
 
 use crate::decode;
@@ -45,14 +46,8 @@ pub async fn last_at_or_before<C: ConnectionTrait>(
     chain: Chain,
     secs: u64,
 ) -> Result<Option<StoredBlock>, DbErr> {
-    let row = block::Entity::find()
-        .filter(block::Column::ChainId.eq(chain.db_id()))
-        .filter(block::Column::Timestamp.lte(i64::try_from(secs).unwrap_or(i64::MAX)))
-        .order_by_desc(block::Column::Number)
-        .limit(1)
-        .one(db)
-        .await?;
-    Ok(row.and_then(header))
+    let at_or_before = block::Column::Timestamp.lte(i64::try_from(secs).unwrap_or(i64::MAX));
+    one(db, chain, Some(at_or_before), Order::Desc).await
 }
 
 /// The lowest-numbered stored block of `chain` numbered above `number`.
@@ -61,21 +56,28 @@ pub async fn next_after<C: ConnectionTrait>(
     chain: Chain,
     number: u64,
 ) -> Result<Option<StoredBlock>, DbErr> {
-    let row = block::Entity::find()
-        .filter(block::Column::ChainId.eq(chain.db_id()))
-        .filter(block::Column::Number.gt(i64::try_from(number).unwrap_or(i64::MAX)))
-        .order_by_asc(block::Column::Number)
-        .limit(1)
-        .one(db)
-        .await?;
-    Ok(row.and_then(header))
+    let after = block::Column::Number.gt(i64::try_from(number).unwrap_or(i64::MAX));
+    one(db, chain, Some(after), Order::Asc).await
 }
 
 /// The lowest-numbered stored block of `chain`.
 pub async fn first<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<Option<StoredBlock>, DbErr> {
-    let row = block::Entity::find()
-        .filter(block::Column::ChainId.eq(chain.db_id()))
-        .order_by_asc(block::Column::Number)
+    one(db, chain, None, Order::Asc).await
+}
+
+/// The first stored block of `chain` matching `filter`, by number in `order`.
+async fn one<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    filter: Option<SimpleExpr>,
+    order: Order,
+) -> Result<Option<StoredBlock>, DbErr> {
+    let mut find = block::Entity::find().filter(block::Column::ChainId.eq(chain.db_id()));
+    if let Some(f) = filter {
+        find = find.filter(f);
+    }
+    let row = find
+        .order_by(block::Column::Number, order)
         .limit(1)
         .one(db)
         .await?;

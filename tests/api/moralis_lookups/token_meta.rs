@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use tokenql::entity::contract;
 use tokenql::types::{Address, Chain};
 
+use crate::support::common::truth::{token_list, ListedToken};
 use crate::support::common::{self, Backend, TestApp};
 
 const USDT: &str = "0xdac17f958d2ee523a2206206994597c13d831ec7";
@@ -18,38 +19,11 @@ const NFT: &str = "0x3acce66cd37518a6d77d9ea3039e00b3a2955460";
 /// No contract at all.
 const NOBODY: &str = "0x00000000000000000000000000000000000000aa";
 
-/// The token list's Ethereum entries by lowercase address: (name, symbol, decimals, logo).
-fn token_list() -> BTreeMap<String, (String, String, u64, String)> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/data/tokenlists/superchain.tokenlist.json"
-    );
-    let list: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("token list")).expect("json");
-    list["tokens"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["chainId"] == 1)
-        .map(|t| {
-            let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-            (
-                s("address").to_lowercase(),
-                (
-                    s("name"),
-                    s("symbol"),
-                    t["decimals"].as_u64().unwrap_or(0),
-                    s("logoURI"),
-                ),
-            )
-        })
-        .collect()
-}
-
 /// The record the list says `address` has (with the flags and label given here).
 fn want(address: &str, spam: bool, label: Option<&str>) -> Value {
     let list = token_list();
-    let (name, symbol, decimals, logo) = list.get(address).expect("listed");
+    let t = list.get(address).expect("listed");
+    let (name, symbol, decimals, logo) = (&t.name, &t.symbol, t.decimals, &t.logo);
     json!({
         "address": address, "address_label": label, "name": name, "symbol": symbol,
         "decimals": decimals.to_string(), "logo": logo, "logo_hash": null, "thumbnail": logo,
@@ -130,11 +104,11 @@ pub(super) async fn erc20_metadata(backend: Backend) {
     app.cleanup().await;
 }
 
-async fn by_symbol(app: &TestApp, list: &BTreeMap<String, (String, String, u64, String)>) {
+async fn by_symbol(app: &TestApp, list: &BTreeMap<String, ListedToken>) {
     // `pepe` names several listed tokens; `UsDt` one; `NOPE` none.
     let of = |symbol: &str| -> Vec<Value> {
         list.iter()
-            .filter(|(_, t)| t.1.eq_ignore_ascii_case(symbol))
+            .filter(|(_, t)| t.symbol.eq_ignore_ascii_case(symbol))
             .map(|(a, _)| {
                 let label = (a.as_str() == USDT).then_some("Tether: USDT");
                 want(a, a.as_str() == DAI, label)
@@ -183,13 +157,6 @@ async fn metadata_errors(app: &TestApp) {
             "symbols:",
         ),
     ] {
-        let (status, _, body) = app.get_rest(&uri).await;
-        assert_eq!(status, 400, "{uri}: {body}");
-        assert!(
-            body["message"]
-                .as_str()
-                .is_some_and(|m| m.starts_with(mention)),
-            "{uri}: {body}"
-        );
+        super::refused(app, &uri, 400, mention).await;
     }
 }

@@ -13,6 +13,7 @@ use tokenql::types::Chain;
 
 use super::{python, run_sdk, USDT};
 use crate::support::anvil::Anvil;
+use crate::support::common::truth::token_list;
 use crate::support::common::{self, Backend, TestApp};
 
 const DAI: &str = "0x6b175474e89094c44da98b954eedeac495271d0f";
@@ -42,31 +43,8 @@ fn sample_block() -> (u64, String, u64) {
 
 /// The token list's (name, symbol, decimals, logo) of an Ethereum token.
 fn listed(address: &str) -> (String, String, u64, String) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/data/tokenlists/superchain.tokenlist.json"
-    );
-    let list: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("list")).expect("json");
-    let t = list["tokens"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["chainId"] == 1)
-        .find(|t| {
-            t["address"]
-                .as_str()
-                .is_some_and(|a| a.eq_ignore_ascii_case(address))
-        })
-        .expect("listed")
-        .clone();
-    let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-    (
-        s("name"),
-        s("symbol"),
-        t["decimals"].as_u64().unwrap_or(0),
-        s("logoURI"),
-    )
+    let t = token_list().remove(address).expect("listed");
+    (t.name, t.symbol, t.decimals, t.logo)
 }
 
 /// The package version in `Cargo.toml`.
