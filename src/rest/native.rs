@@ -6,8 +6,9 @@
 //!   at one block, with their total, in Moralis's shape (one record for the chain).
 //!
 //! `to_block` is honoured (a block after the chain's head is a 400); without it the balances
-//! are read at the head. A chain without a configured endpoint is a 501 that says so; an
-//! endpoint that fails is a 503. Native balances do not depend on indexed history, so the
+//! are read at the head. A chain without a configured endpoint is a 400 naming `chain` that
+//! says so (as an unknown chain is: this server cannot answer for it); an endpoint that fails is
+//! a 503. Native balances do not depend on indexed history, so the
 //! answers carry no `status`.
 
 use axum::extract::rejection::PathRejection;
@@ -29,12 +30,15 @@ const NATIVE_DECIMALS: u32 = 18;
 /// A query-side failure as an answer.
 fn native_error(e: NativeError) -> ApiError {
     match e {
-        NativeError::NoEndpoint(chain) => ApiError::NotServed(format!(
-            "chain: native balances of {} are read from its JSON-RPC endpoint, and none is \
-             configured; start the server with --rpc {}=URL",
-            chain.name(),
-            chain.name().replace(' ', "_")
-        )),
+        NativeError::NoEndpoint(chain) => ApiError::bad(
+            "chain",
+            format!(
+                "native balances of {} are read from its JSON-RPC endpoint, and this server has \
+                 none; start it with --rpc {}=URL",
+                chain.name(),
+                chain.name().replace(' ', "_")
+            ),
+        ),
         NativeError::AfterHead { block, head } => ApiError::bad(
             "to_block",
             format!("{block} is after the chain's head {head}"),
@@ -75,14 +79,13 @@ pub struct NativeBalance {
     summary = "Get native balance by wallet",
     description = "The wallet's balance of the chain's native coin (e.g. ETH) in wei, read from \
 the chain's JSON-RPC endpoint at `to_block`, or at the chain's head. A chain without a \
-configured endpoint is a 501; an endpoint that fails, a 503.",
+configured endpoint is a 400 naming `chain`; an endpoint that fails, a 503.",
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
         super::lookup_params::NativeBalanceQueryParams,
     ),
     responses(
         (status = 200, description = "The wallet's native balance.", body = NativeBalance),
-        (status = 501, description = "No JSON-RPC endpoint is configured for the chain.", body = super::error::ErrorBody),
     ),
 )]
 pub(super) async fn native_balance(
@@ -148,11 +151,10 @@ pub struct ChainBalances {
     description = "The balances of up to 25 wallets in the chain's native coin, read from the \
 chain's JSON-RPC endpoint at one block (`to_block`, or the chain's head): one record for the \
 chain, with each wallet's balance in the order asked and their total. A chain without a \
-configured endpoint is a 501; an endpoint that fails, a 503.",
+configured endpoint is a 400 naming `chain`; an endpoint that fails, a 503.",
     params(super::lookup_params::NativeBalancesQueryParams),
     responses(
         (status = 200, description = "The wallets' native balances.", body = Vec<ChainBalances>),
-        (status = 501, description = "No JSON-RPC endpoint is configured for the chain.", body = super::error::ErrorBody),
     ),
 )]
 pub(super) async fn native_balances(

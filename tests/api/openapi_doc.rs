@@ -472,10 +472,10 @@ fn junk(name: &str) -> &'static str {
 }
 
 /// What a route answers when the demo server is asked with its required parameters and
-/// others it does not read: native balances need a chain endpoint the demo has not (501).
+/// others it does not read: native balances need a chain endpoint the demo has not (400).
 fn plain_status(path: &str) -> u16 {
     match path {
-        NATIVE | NATIVE_MANY => 501,
+        NATIVE | NATIVE_MANY => 400,
         _ => 200,
     }
 }

@@ -325,8 +325,9 @@ async fn native_errors(app: &TestApp, a: &str, head: u64) {
         (format!("/api/v2/{a}/balance?to_block=-1"), 400, "to_block:"),
         (
             format!("/api/v2/{a}/balance?chain=polygon"),
-            501,
-            "--rpc polygon=URL",
+            400,
+            "chain: native balances of polygon are read from its JSON-RPC endpoint, and this \
+             server has none; start it with --rpc polygon=URL",
         ),
         (format!("/api/v2/{a}/balance?chain=bsc"), 503, "retry later"),
         (
@@ -336,7 +337,7 @@ async fn native_errors(app: &TestApp, a: &str, head: u64) {
         ),
         (
             format!("/api/v2/wallets/balances?wallet_addresses={a}&chain=polygon"),
-            501,
+            400,
             "polygon",
         ),
         ("/api/v2/0x12/balance".to_string(), 400, "address:"),
