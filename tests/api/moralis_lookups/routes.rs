@@ -97,8 +97,11 @@ pub(super) async fn moralis_routes(backend: Backend) {
     );
     assert!(listed.len() >= 19, "{listed:?}");
 
-    for op in OPERATIONS {
-        let uri = format!("/api/v2.2{}", concrete(op.path));
+    for (op, prefix) in OPERATIONS
+        .iter()
+        .flat_map(|op| [(op, "/api/v2"), (op, "/api/v2.2")])
+    {
+        let uri = format!("{prefix}{}", concrete(op.path));
         let (status, body) = send(&app, op.method, &uri).await;
         let message = body["message"].as_str().unwrap_or_default();
         match op.support {
