@@ -105,6 +105,12 @@ pub fn reader(state: &AppState, extensions: &axum::http::Extensions) -> QuerySer
 #[derive(Debug, Clone, Copy)]
 pub struct ReadFailed;
 
+/// Set on a server-error response that is no failure of the database it read from (a `501` for
+/// an operation not served, a chain's JSON-RPC endpoint that failed): the server's read routing
+/// keeps the replica in rotation and does not ask the primary again.
+#[derive(Debug, Clone, Copy)]
+pub struct NotAReadFailure;
+
 /// Who made the request: the authenticated key.
 #[derive(Debug, Clone)]
 pub struct Caller {

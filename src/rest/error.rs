@@ -20,7 +20,7 @@
 //! - **500 / 503 — our fault.** The client gets a fixed, generic message; the detail (database
 //!   error text, corrupt stored value) is logged once, here, with `tracing::error!` and
 //!   structured fields — never sent. 503 is for a database that cannot be reached right now,
-//!   500 for everything else.
+//!   or a chain's JSON-RPC endpoint that failed (native balances), 500 for everything else.
 //!
 //! Handlers return `Result<_, ApiError>` and use `?`; they never panic, never `unwrap`, and never
 //! format an internal error into a client message. axum's own rejections (a path segment that
@@ -33,8 +33,13 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::app::NotAReadFailure;
 use crate::query::{Fault, QueryError, UNAVAILABLE_MESSAGE};
 use crate::types::ParseError;
+
+/// Message of every 503 answer for a chain's JSON-RPC endpoint.
+const CHAIN_UNAVAILABLE_MESSAGE: &str =
+    "the chain's JSON-RPC endpoint is temporarily unavailable; retry later";
 
 /// Message of every 500 answer.
 const INTERNAL_MESSAGE: &str = "internal server error; the failure has been logged";
@@ -67,6 +72,13 @@ pub enum ApiError {
     /// 500: our fault. `detail` is logged, never sent.
     Internal {
         /// What was being done, for the log (`"nfts_by_wallet"`, …).
+        context: &'static str,
+        /// The internal error text.
+        detail: String,
+    },
+    /// 503: a chain's JSON-RPC endpoint failed. `detail` is logged, never sent.
+    ChainUnavailable {
+        /// What was being done, for the log.
         context: &'static str,
         /// The internal error text.
         detail: String,
@@ -125,7 +137,9 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable { .. } | ApiError::ChainUnavailable { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -142,6 +156,7 @@ impl ApiError {
             }
             ApiError::Internal { .. } => INTERNAL_MESSAGE.to_string(),
             ApiError::Unavailable { .. } => UNAVAILABLE_MESSAGE.to_string(),
+            ApiError::ChainUnavailable { .. } => CHAIN_UNAVAILABLE_MESSAGE.to_string(),
         }
     }
 }
@@ -153,7 +168,8 @@ impl IntoResponse for ApiError {
             ApiError::Internal { context, detail } => {
                 tracing::error!(context = *context, error = %detail, status = 500, "REST request failed");
             }
-            ApiError::Unavailable { context, detail } => {
+            ApiError::Unavailable { context, detail }
+            | ApiError::ChainUnavailable { context, detail } => {
                 tracing::error!(context = *context, error = %detail, status = 503, "REST request failed");
             }
             _ => {}
@@ -164,6 +180,11 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        } else if matches!(
+            self,
+            ApiError::NotServed(_) | ApiError::ChainUnavailable { .. }
+        ) {
+            response.extensions_mut().insert(NotAReadFailure);
         }
         response
     }
@@ -198,6 +219,36 @@ mod tests {
         assert!(!e.message().contains("SELECT"));
         let e = ApiError::from_query("t", QueryError::Corrupt("bad row".into()));
         assert!(!e.message().contains("bad row"));
+    }
+
+    #[test]
+    fn only_failures_of_the_read_count_against_a_replica() {
+        let marked = |e: ApiError| {
+            let r = e.into_response();
+            (
+                r.status(),
+                r.extensions().get::<NotAReadFailure>().is_some(),
+            )
+        };
+        assert_eq!(
+            marked(ApiError::NotServed("getBlock".into())),
+            (StatusCode::NOT_IMPLEMENTED, true)
+        );
+        let chain = ApiError::ChainUnavailable {
+            context: "t",
+            detail: "connection refused".into(),
+        };
+        assert_eq!(marked(chain), (StatusCode::SERVICE_UNAVAILABLE, true));
+        let db = ApiError::Unavailable {
+            context: "t",
+            detail: "pool timed out".into(),
+        };
+        assert_eq!(marked(db), (StatusCode::SERVICE_UNAVAILABLE, false));
+        let chain = ApiError::ChainUnavailable {
+            context: "t",
+            detail: "connection refused".into(),
+        };
+        assert!(!chain.message().contains("refused"));
     }
 
     #[test]

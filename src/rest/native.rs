@@ -43,7 +43,7 @@ fn native_error(e: NativeError) -> ApiError {
             "to_block",
             format!("{block} is after the chain's head {head}"),
         ),
-        NativeError::Endpoint(detail) => ApiError::Unavailable {
+        NativeError::Endpoint(detail) => ApiError::ChainUnavailable {
             context: "native balance",
             detail,
         },
