@@ -202,8 +202,9 @@ pub struct ServerOptions {
     /// Off-chain settings the API needs: where previews live and the public base URL of their
     /// links.
     pub offchain: crate::offchain::OffchainConfig,
-    /// Native balances: the chains whose JSON-RPC endpoint the server reads them from.
-    pub native: crate::query::NativeBalances,
+    /// What the server reads from chains' JSON-RPC endpoints (native balances, block headers),
+    /// and for which chains.
+    pub chain_reads: crate::query::ChainReads,
 }
 
 /// The operational state shared by every clone of an [`crate::AppState`].

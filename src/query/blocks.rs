@@ -7,9 +7,11 @@
 //! `d`, **provided** no unstored block can sit between `B` and `d`: that holds when `B` is
 //! stamped exactly `d`, or when the next stored block is `B + 1`. Headers are stored sparsely
 //! (the blocks with transfers, the ends of each indexed range, every block near the head), so
-//! otherwise the answer is [`DateToBlock::Unsettled`] and says which blocks are missing.
+//! otherwise the answer is [`DateToBlock::Unsettled`] and says which blocks are missing; with a
+//! JSON-RPC endpoint for the chain, [`DateToBlock::settled`] reads the missing headers it needs
+//! (a binary search between the two stored blocks: log2 of the gap reads) and answers exactly.
 
-use super::{QueryError, QueryService};
+use super::{ChainReadError, ChainReads, QueryError, QueryService};
 use crate::store::blocks::{self, StoredBlock};
 use crate::types::Chain;
 
@@ -38,6 +40,37 @@ pub enum DateToBlock {
         /// The next stored block, after the date.
         after: StoredBlock,
     },
+}
+
+impl DateToBlock {
+    /// The same answer, an [`DateToBlock::Unsettled`] one settled with headers read from the
+    /// chain's endpoint when `reads` has one for `chain` (the last block stamped at or before
+    /// `secs`, found by binary search between the two stored blocks).
+    pub async fn settled(
+        self,
+        reads: &ChainReads,
+        chain: Chain,
+        secs: u64,
+    ) -> Result<DateToBlock, ChainReadError> {
+        let DateToBlock::Unsettled { before, after } = self else {
+            return Ok(self);
+        };
+        if !reads.serves(chain) {
+            return Ok(self);
+        }
+        // `last` is stamped at or before `secs`, block `above` after it.
+        let (mut last, mut above) = (before, after.number);
+        while above - last.number > 1 {
+            let mid = last.number + (above - last.number) / 2;
+            let header = reads.header(chain, mid).await?;
+            if header.timestamp <= secs {
+                last = header;
+            } else {
+                above = mid;
+            }
+        }
+        Ok(DateToBlock::Found(last))
+    }
 }
 
 impl QueryService {

@@ -16,6 +16,7 @@
 mod answer;
 mod balances;
 mod blocks;
+pub mod chain_reads;
 mod collection_nfts;
 mod collections;
 mod columns;
@@ -23,7 +24,6 @@ mod cursor;
 
 mod media;
 mod model;
-pub mod native;
 mod nft_transfers;
 mod nfts;
 mod owners;
@@ -35,10 +35,10 @@ mod walk;
 
 pub use answer::{keys_of, Answer, Include, Listing, Related, RelatedKeys, Relates};
 pub use blocks::DateToBlock;
+pub use chain_reads::{ChainReadError, ChainReader, ChainReads, NativeAnswer};
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
-pub use native::{ChainReader, NativeAnswer, NativeBalances, NativeError};
 pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
 
 use sea_orm::{DatabaseConnection, DbErr};

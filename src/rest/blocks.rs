@@ -8,7 +8,7 @@
 //! Neither depends on a wallet's or a contract's history, so neither carries `status`.
 
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, RawQuery};
+use axum::extract::{Path, RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::{path_chain, DateToBlockParams};
-use crate::app::Reader;
+use crate::app::{AppState, Reader};
 use crate::query::DateToBlock;
 use crate::types::{iso8601_secs, Chain};
 
@@ -90,16 +90,19 @@ pub struct BlockDate {
     tag = "Block",
     summary = "Get block by date",
     description = "The last block stamped at or before `date`, exactly, from the stored block \
-headers. There is no guess: the answer is a 404 saying which case it is when the date is before \
-the first stored block, after the newest indexed block (a block not indexed yet may still come \
-at or before it), or between two stored blocks with blocks between them whose headers are not \
-stored.",
+headers; where the date falls between two stored blocks with blocks between them whose headers \
+are not stored, from headers read from the chain's JSON-RPC endpoint (when the server has one \
+for the chain). There is no guess: the answer is a 404 saying which case it is when the date is \
+before the first stored block, after the newest indexed block (a block not indexed yet may \
+still come at or before it), or in a stretch of unstored headers and the server has no endpoint \
+for the chain.",
     params(super::lookup_params::DateToBlockQueryParams),
     responses(
         (status = 200, description = "The last block at or before the date.", body = BlockDate),
     ),
 )]
 pub(super) async fn date_to_block(
+    State(state): State<AppState>,
     Reader(service): Reader,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<BlockDate>, ApiError> {
@@ -107,7 +110,10 @@ pub(super) async fn date_to_block(
     let answer = service
         .date_to_block(params.chain, params.date)
         .await
-        .map_err(|e| ApiError::from_query("date_to_block", e))?;
+        .map_err(|e| ApiError::from_query("date_to_block", e))?
+        .settled(&state.ops.options().chain_reads, params.chain, params.date)
+        .await
+        .map_err(super::native::chain_read_error)?;
     let date = iso8601_secs(params.date);
     let b = match answer {
         DateToBlock::Found(b) => b,
@@ -133,10 +139,12 @@ pub(super) async fn date_to_block(
         DateToBlock::Unsettled { before, after } => {
             return Err(ApiError::Missing(format!(
                 "date: the last block at or before {date} is block {} or one of blocks {} to {}, \
-                 whose headers are not stored; tokenql answers only exactly",
+                 whose headers are not stored, and this server has no JSON-RPC endpoint for {} to \
+                 read them from; tokenql answers only exactly",
                 before.number,
                 before.number + 1,
-                after.number - 1
+                after.number - 1,
+                params.chain.name()
             )))
         }
     };

@@ -1,5 +1,5 @@
 //! The native-balance routes, read from the chain's JSON-RPC endpoint
-//! ([`crate::query::NativeBalances`]):
+//! ([`crate::query::ChainReads`]):
 //!
 //! - `GET /{address}/balance` (`getNativeBalance`): `{"balance"}` in wei;
 //! - `GET /wallets/balances` (`getNativeBalancesForAddresses`): the balances of up to 25 wallets
@@ -21,16 +21,16 @@ use super::error::ApiError;
 use super::nft::path_rejection;
 use super::params::NativeBalanceParams;
 use crate::app::AppState;
-use crate::query::{NativeAnswer, NativeError};
+use crate::query::{ChainReadError, NativeAnswer};
 use crate::types::{iso8601_secs, Uint256};
 
 /// Decimals of every chain's native coin tokenql knows.
 const NATIVE_DECIMALS: u32 = 18;
 
-/// A query-side failure as an answer.
-fn native_error(e: NativeError) -> ApiError {
+/// A chain read's failure as an answer.
+pub(super) fn chain_read_error(e: ChainReadError) -> ApiError {
     match e {
-        NativeError::NoEndpoint(chain) => ApiError::bad(
+        ChainReadError::NoEndpoint(chain) => ApiError::bad(
             "chain",
             format!(
                 "native balances of {} are read from its JSON-RPC endpoint, and this server has \
@@ -39,11 +39,11 @@ fn native_error(e: NativeError) -> ApiError {
                 chain.name().replace(' ', "_")
             ),
         ),
-        NativeError::AfterHead { block, head } => ApiError::bad(
+        ChainReadError::AfterHead { block, head } => ApiError::bad(
             "to_block",
             format!("{block} is after the chain's head {head}"),
         ),
-        NativeError::Endpoint(detail) => ApiError::ChainUnavailable {
+        ChainReadError::Endpoint(detail) => ApiError::ChainUnavailable {
             context: "native balance",
             detail,
         },
@@ -55,10 +55,10 @@ async fn read(state: &AppState, params: &NativeBalanceParams) -> Result<NativeAn
     state
         .ops
         .options()
-        .native
+        .chain_reads
         .balances(params.chain, &params.wallets, params.to_block.map(|b| b.0))
         .await
-        .map_err(native_error)
+        .map_err(chain_read_error)
 }
 
 /// The answer of `GET /{address}/balance` (`nativeBalance`).
@@ -163,13 +163,13 @@ pub(super) async fn native_balances(
 ) -> Result<Json<Vec<ChainBalances>>, ApiError> {
     let params = NativeBalanceParams::parse_many(raw.as_deref())?;
     let answer = read(&state, &params).await?;
-    let timestamp = state
+    let header = state
         .ops
         .options()
-        .native
-        .timestamp(params.chain, answer.block)
+        .chain_reads
+        .header(params.chain, answer.block)
         .await
-        .map_err(native_error)?;
+        .map_err(chain_read_error)?;
     let total = answer
         .balances
         .iter()
@@ -186,7 +186,7 @@ pub(super) async fn native_balances(
     Ok(Json(vec![ChainBalances {
         chain: params.chain.hex_id(),
         block_number: answer.block.to_string(),
-        block_timestamp: iso8601_secs(timestamp),
+        block_timestamp: iso8601_secs(header.timestamp),
         total_balance: total.to_decimal(),
         total_balance_formatted: total.to_decimal_scaled(NATIVE_DECIMALS),
         wallet_balances,

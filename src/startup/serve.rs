@@ -16,8 +16,8 @@ use crate::indexer::IndexerConfig;
 use crate::offchain::OffchainConfig;
 use crate::store::replicas::{Reads, ReplicaConfig};
 
-/// The server's settings, from its arguments; native balances are read from the endpoints of
-/// the chains it indexes.
+/// The server's settings, from its arguments; the chains it indexes are also read (native
+/// balances, block headers) from their endpoints.
 fn options(
     args: &ServeArgs,
     offchain: &OffchainConfig,
@@ -34,7 +34,7 @@ fn options(
         .map(|c| (c.request_timeout, c.retry))
         .unwrap_or_default();
     Ok(ServerOptions {
-        native: super::native::native_balances(&endpoints, timeout, retry)?,
+        chain_reads: super::chain_reads::chain_reads(&endpoints, timeout, retry)?,
         cors: CorsOrigins::parse(&args.cors_origins).map_err(anyhow::Error::msg)?,
         rate_defaults: RateDefaults {
             per_sec: args.rate_limit,

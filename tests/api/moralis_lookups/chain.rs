@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokenql::query::NativeBalances;
+use tokenql::query::ChainReads;
 use tokenql::types::Chain;
 
 use crate::support::anvil::Anvil;
@@ -75,14 +75,14 @@ async fn chain_blocks(anvil: &Anvil) -> Vec<ChainBlock> {
 
 /// The server's native balances: eth from anvil, bsc from an endpoint that refuses
 /// connections, no other chain.
-fn native(anvil: &Anvil) -> NativeBalances {
+fn chain_reads(anvil: &Anvil) -> ChainReads {
     let retry = tokenql::indexer::retry::RetryPolicy {
         base: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
         max_attempts: 2,
     };
     let bsc = Chain::parse("bsc").expect("bsc");
-    tokenql::startup::native::native_balances(
+    tokenql::startup::chain_reads::chain_reads(
         &[
             (Chain::ETH, anvil.url.clone()),
             (bsc, "http://127.0.0.1:1".to_string()),
@@ -98,19 +98,19 @@ pub(super) async fn chain_lookups(backend: Backend) {
     let anvil = Anvil::start(4, &[]).await;
     build_chain(&anvil, 10).await;
     let options = tokenql::app::ServerOptions {
-        native: native(&anvil),
+        chain_reads: chain_reads(&anvil),
         ..Default::default()
     };
     let app = common::spawn_with(backend, options).await;
     let indexer = Indexer::start(&app.db, &anvil.url, |_| {});
     wait_synced(&app.db, &anvil, Duration::from_secs(60)).await;
+    indexer.stop().await.expect("indexer stops cleanly");
     let blocks = chain_blocks(&anvil).await;
 
     latest_block_number(&app, &blocks).await;
     date_to_block(&app, &blocks).await;
     native_balances(&app, &anvil, &blocks).await;
 
-    indexer.stop().await.expect("indexer stops cleanly");
     app.cleanup().await;
 }
 
@@ -200,6 +200,24 @@ async fn date_to_block(app: &TestApp, blocks: &[ChainBlock]) {
         super::refused(app, &format!("/api/v2/dateToBlock?{q}"), 400, param).await;
     }
     sparse_headers(app).await;
+    settled_by_the_chain(app, blocks).await;
+}
+
+/// Headers of blocks 3 to 6 not stored: the dates they settle are answered exactly all the
+/// same, from headers read from anvil (the server has its endpoint).
+async fn settled_by_the_chain(app: &TestApp, blocks: &[ChainBlock]) {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    use tokenql::entity::block;
+    block::Entity::delete_many()
+        .filter(block::Column::ChainId.eq(Chain::ETH.db_id()))
+        .filter(block::Column::Number.between(3, 6))
+        .exec(&app.db)
+        .await
+        .expect("headers removed");
+    for b in &blocks[2..=7] {
+        date_case(app, &b.timestamp.to_string(), Ok(b)).await;
+        date_case(app, &(b.timestamp + INTERVAL / 2).to_string(), Ok(b)).await;
+    }
 }
 
 /// Headers stored with a gap (blocks 10, 11 and 20 of polygon): a date between 11 and 20 has
@@ -237,10 +255,21 @@ async fn sparse_headers(app: &TestApp) {
         assert!(
             body["message"]
                 .as_str()
-                .is_some_and(|m| m.contains("blocks 12 to 19") && m.contains("not stored")),
+                .is_some_and(|m| m.contains("blocks 12 to 19")
+                    && m.contains("not stored")
+                    && m.contains("no JSON-RPC endpoint for polygon")),
             "{date}: {body}"
         );
     }
+    // bsc's endpoint refuses connections: the headers it would read are a 503.
+    let bsc = Chain::parse("bsc").expect("bsc");
+    tokenql::store::write_batch(&app.db, bsc, &batch)
+        .await
+        .expect("headers stored");
+    let (status, _, body) = app
+        .get_rest("/api/v2/dateToBlock?chain=bsc&date=1013")
+        .await;
+    assert_eq!(status, 503, "{body}");
 }
 
 async fn native_balances(app: &TestApp, anvil: &Anvil, blocks: &[ChainBlock]) {

@@ -104,14 +104,14 @@ async fn balance(anvil: &Anvil, a: &str, block: u64) -> String {
 }
 
 async fn spawn(anvil: &Anvil) -> TestApp {
-    let native = tokenql::startup::native::native_balances(
+    let chain_reads = tokenql::startup::chain_reads::chain_reads(
         &[(Chain::ETH, anvil.url.clone())],
         Duration::from_secs(5),
         Default::default(),
     )
     .expect("native balances");
     let options = tokenql::app::ServerOptions {
-        native,
+        chain_reads,
         ..Default::default()
     };
     let app = common::spawn_with(Backend::Sqlite, options).await;
@@ -228,7 +228,7 @@ async fn sdk_lookups() {
         {"name": "version", "op": "utils.web3ApiVersion", "params": {}},
         {"name": "weights", "op": "utils.endpointWeights", "params": {}},
         {"name": "date", "op": "block.getDateToBlock", "params": {"chain": "0x1", "date": date}},
-        {"name": "gap", "op": "block.getDateToBlock", "params": {"chain": "0x1", "date": "2023-01-01T00:00:00Z"}},
+        {"name": "before", "op": "block.getDateToBlock", "params": {"chain": "0x1", "date": "2015-01-01T00:00:00Z"}},
         {"name": "metadata", "op": "token.getTokenMetadata", "params": {"chain": "0x1", "addresses": [USDT, DAI]}},
         {"name": "symbols", "op": "token.getTokenMetadataBySymbol", "params": {"chain": "0x1", "symbols": ["USDT"]}},
         {"name": "balance", "op": "balance.getNativeBalance", "params": {"chain": "0x1", "address": a, "toBlock": 1}},
@@ -243,7 +243,7 @@ async fn sdk_lookups() {
         {"name": "version", "op": "utils.web3_api_version", "params": {}},
         {"name": "weights", "op": "utils.endpoint_weights", "params": {}},
         {"name": "date", "op": "block.get_date_to_block", "params": {"chain": "eth", "date": date}},
-        {"name": "gap", "op": "block.get_date_to_block", "params": {"chain": "eth", "date": "2023-01-01"}},
+        {"name": "before", "op": "block.get_date_to_block", "params": {"chain": "eth", "date": "2015-01-01"}},
         {"name": "metadata", "op": "token.get_token_metadata", "params": {"chain": "eth", "addresses": [USDT, DAI]}},
         {"name": "symbols", "op": "token.get_token_metadata_by_symbol", "params": {"chain": "eth", "symbols": ["USDT"]}},
         {"name": "balance", "op": "balance.get_native_balance", "params": {"chain": "eth", "address": a, "to_block": 1}},
@@ -257,10 +257,19 @@ async fn sdk_lookups() {
         );
     }
     for calls in [&js, &py] {
-        let gap = calls.iter().find(|c| c["name"] == "gap").expect("gap");
-        assert_eq!(gap["error"]["status"], json!(404), "{gap}");
-        let message = gap["error"]["body"]["message"].as_str().unwrap_or_default();
-        assert!(message.starts_with("date:"), "{gap}");
+        // Before the sample's first block: our 404 reaches the caller.
+        let before = calls
+            .iter()
+            .find(|c| c["name"] == "before")
+            .expect("before");
+        assert_eq!(before["error"]["status"], json!(404), "{before}");
+        let message = before["error"]["body"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            message.contains("before the first stored block"),
+            "{before}"
+        );
     }
     app.cleanup().await;
 }

@@ -1,4 +1,5 @@
-//! The chains' JSON-RPC endpoints as the query service's [`ChainReader`]s, for native balances:
+//! The chains' JSON-RPC endpoints as the query service's [`ChainReader`]s (native balances,
+//! block headers):
 //! the indexer's RPC client (its failure classes and retries) behind the query side's trait,
 //! so neither side imports the other.
 
@@ -7,8 +8,9 @@ use std::time::Duration;
 
 use crate::indexer::retry::RetryPolicy;
 use crate::indexer::rpc::Rpc;
-use crate::query::native::{BoxFuture, ChainReader, CACHE_ENTRIES};
-use crate::query::NativeBalances;
+use crate::query::chain_reads::{BoxFuture, ChainReader, CACHE_ENTRIES};
+use crate::query::ChainReads;
+use crate::store::blocks::StoredBlock;
 use crate::types::{Address, Chain, Uint256};
 
 /// A chain's RPC client, read by the query service.
@@ -20,13 +22,18 @@ impl ChainReader for RpcReader {
         Box::pin(async move { self.0.block_number().await.map_err(|e| e.to_string()) })
     }
 
-    fn timestamp(&self, number: u64) -> BoxFuture<'_, Result<u64, String>> {
+    fn header(&self, number: u64) -> BoxFuture<'_, Result<StoredBlock, String>> {
         Box::pin(async move {
             let headers = self.0.headers(&[number]).await.map_err(|e| e.to_string())?;
-            headers
+            let h = headers
                 .get(&number)
-                .map(|h| h.timestamp)
-                .ok_or_else(|| format!("block {number} has no header"))
+                .ok_or_else(|| format!("block {number} has no header"))?;
+            Ok(StoredBlock {
+                number: h.number,
+                hash: h.hash,
+                parent_hash: h.parent_hash,
+                timestamp: h.timestamp,
+            })
         })
     }
 
@@ -40,17 +47,17 @@ impl ChainReader for RpcReader {
     }
 }
 
-/// The native-balance service over these chains' endpoints (`(chain, URL)`), each request with
+/// The chain reads over these chains' endpoints (`(chain, URL)`), each request with
 /// this timeout and retry policy.
-pub fn native_balances(
+pub fn chain_reads(
     endpoints: &[(Chain, String)],
     timeout: Duration,
     retry: RetryPolicy,
-) -> anyhow::Result<NativeBalances> {
+) -> anyhow::Result<ChainReads> {
     let mut readers: Vec<(Chain, Arc<dyn ChainReader>)> = Vec::new();
     for (chain, url) in endpoints {
         let rpc = Rpc::new(url, timeout, retry).map_err(anyhow::Error::msg)?;
         readers.push((*chain, Arc::new(RpcReader(rpc))));
     }
-    Ok(NativeBalances::new(readers, CACHE_ENTRIES))
+    Ok(ChainReads::new(readers, CACHE_ENTRIES))
 }

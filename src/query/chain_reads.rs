@@ -1,8 +1,10 @@
-//! Native balances (a chain's own coin, e.g. ETH): not indexed, read from the chain's
-//! JSON-RPC endpoint through a [`ChainReader`], with a bounded cache.
+//! What the query side reads from a chain's JSON-RPC endpoint rather than from the tables:
+//! native balances (a chain's own coin, e.g. ETH: not indexed), with a bounded cache, and
+//! block headers the indexer did not store (to settle `dateToBlock` exactly, see
+//! [`super::blocks`]).
 //!
 //! The query service defines what it needs of a chain ([`ChainReader`]: its head, a block's
-//! timestamp, a balance at a block) and the application gives it one reader per chain it has
+//! header, a balance at a block) and the application gives it one reader per chain it has
 //! an endpoint for (`startup` adapts the indexer's RPC client), so this module depends on no
 //! RPC client, and the indexer on nothing here.
 //!
@@ -16,6 +18,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use crate::store::blocks::StoredBlock;
 use crate::types::{Address, Chain, Uint256};
 
 /// A boxed future, as [`ChainReader`]'s methods return.
@@ -33,15 +36,15 @@ pub const CACHE_ENTRIES: usize = 100_000;
 pub trait ChainReader: Send + Sync + std::fmt::Debug {
     /// The chain's head block number.
     fn head(&self) -> BoxFuture<'_, Result<u64, String>>;
-    /// The timestamp (Unix seconds) of block `number`.
-    fn timestamp(&self, number: u64) -> BoxFuture<'_, Result<u64, String>>;
+    /// The header of block `number` (of the chain as the endpoint sees it now).
+    fn header(&self, number: u64) -> BoxFuture<'_, Result<StoredBlock, String>>;
     /// `wallet`'s native balance at block `number`, in wei.
     fn balance(&self, wallet: Address, number: u64) -> BoxFuture<'_, Result<Uint256, String>>;
 }
 
 /// Why native balances could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NativeError {
+pub enum ChainReadError {
     /// No JSON-RPC endpoint is configured for the chain.
     #[error("no JSON-RPC endpoint is configured for {}", .0.name())]
     NoEndpoint(Chain),
@@ -102,11 +105,11 @@ struct Inner {
 /// The native-balance service: one [`ChainReader`] per chain with an endpoint, and the cache.
 /// Cheap to clone; the default has no endpoint at all.
 #[derive(Debug, Clone, Default)]
-pub struct NativeBalances {
+pub struct ChainReads {
     inner: Arc<Inner>,
 }
 
-impl NativeBalances {
+impl ChainReads {
     /// A service reading each chain through its reader, caching up to `capacity` balances.
     pub fn new(readers: Vec<(Chain, Arc<dyn ChainReader>)>, capacity: usize) -> Self {
         Self {
@@ -129,15 +132,15 @@ impl NativeBalances {
         chain: Chain,
         wallets: &[Address],
         to_block: Option<u64>,
-    ) -> Result<NativeAnswer, NativeError> {
+    ) -> Result<NativeAnswer, ChainReadError> {
         let reader = self
             .inner
             .readers
             .get(&chain.id())
-            .ok_or(NativeError::NoEndpoint(chain))?;
-        let head = reader.head().await.map_err(NativeError::Endpoint)?;
+            .ok_or(ChainReadError::NoEndpoint(chain))?;
+        let head = reader.head().await.map_err(ChainReadError::Endpoint)?;
         let block = match to_block {
-            Some(block) if block > head => return Err(NativeError::AfterHead { block, head }),
+            Some(block) if block > head => return Err(ChainReadError::AfterHead { block, head }),
             Some(block) => block,
             None => head,
         };
@@ -149,14 +152,14 @@ impl NativeBalances {
         Ok(NativeAnswer { block, balances })
     }
 
-    /// The timestamp of `block` on `chain` (Unix seconds).
-    pub async fn timestamp(&self, chain: Chain, block: u64) -> Result<u64, NativeError> {
+    /// The header of `block` on `chain`.
+    pub async fn header(&self, chain: Chain, block: u64) -> Result<StoredBlock, ChainReadError> {
         let reader = self
             .inner
             .readers
             .get(&chain.id())
-            .ok_or(NativeError::NoEndpoint(chain))?;
-        reader.timestamp(block).await.map_err(NativeError::Endpoint)
+            .ok_or(ChainReadError::NoEndpoint(chain))?;
+        reader.header(block).await.map_err(ChainReadError::Endpoint)
     }
 
     /// One balance, from the cache when it may be there.
@@ -167,7 +170,7 @@ impl NativeBalances {
         wallet: Address,
         block: u64,
         cacheable: bool,
-    ) -> Result<(Address, Uint256), NativeError> {
+    ) -> Result<(Address, Uint256), ChainReadError> {
         let key = (chain.id(), wallet, block);
         if cacheable {
             if let Some(v) = self.cached(&key) {
@@ -177,7 +180,7 @@ impl NativeBalances {
         let v = reader
             .balance(wallet, block)
             .await
-            .map_err(NativeError::Endpoint)?;
+            .map_err(ChainReadError::Endpoint)?;
         if cacheable {
             if let Ok(mut cache) = self.inner.cache.lock() {
                 cache.put(key, v, self.inner.capacity);
@@ -206,8 +209,15 @@ mod tests {
         fn head(&self) -> BoxFuture<'_, Result<u64, String>> {
             Box::pin(async { Ok(1_000) })
         }
-        fn timestamp(&self, number: u64) -> BoxFuture<'_, Result<u64, String>> {
-            Box::pin(async move { Ok(number * 12) })
+        fn header(&self, number: u64) -> BoxFuture<'_, Result<StoredBlock, String>> {
+            Box::pin(async move {
+                Ok(StoredBlock {
+                    number,
+                    hash: alloy::primitives::B256::ZERO,
+                    parent_hash: None,
+                    timestamp: number * 12,
+                })
+            })
         }
         fn balance(&self, _: Address, number: u64) -> BoxFuture<'_, Result<Uint256, String>> {
             self.reads.fetch_add(1, Ordering::SeqCst);
@@ -222,7 +232,7 @@ mod tests {
     #[tokio::test]
     async fn caches_deep_blocks_only_and_stays_bounded() {
         let reader = Arc::new(Counting::default());
-        let service = NativeBalances::new(vec![(Chain::ETH, reader.clone())], 2);
+        let service = ChainReads::new(vec![(Chain::ETH, reader.clone())], 2);
         let reads = || reader.reads.load(Ordering::SeqCst);
         let wallets = [wallet(1)];
         let ask = |block| service.balances(Chain::ETH, &wallets, block);
@@ -242,7 +252,7 @@ mod tests {
         assert_eq!(reads(), 6, "the oldest entry left a cache of two");
         assert_eq!(
             ask(Some(1_001)).await,
-            Err(NativeError::AfterHead {
+            Err(ChainReadError::AfterHead {
                 block: 1_001,
                 head: 1_000
             })
@@ -251,7 +261,7 @@ mod tests {
             service
                 .balances(Chain::parse("polygon").unwrap_or(Chain::ETH), &[], None)
                 .await,
-            Err(NativeError::NoEndpoint(
+            Err(ChainReadError::NoEndpoint(
                 Chain::parse("polygon").unwrap_or(Chain::ETH)
             ))
         );
