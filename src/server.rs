@@ -19,7 +19,7 @@ use axum::routing::get;
 use axum::Router;
 use tokio::net::TcpListener;
 
-use crate::app::{authenticate, AppState, AuthFailure, ReadFailed};
+use crate::app::{authenticate, AppState, AuthFailure, NotAReadFailure, ReadFailed};
 use crate::ops::metrics;
 
 /// The largest request body [`route_reads`] keeps for a retry; larger ones are not retried.
@@ -45,7 +45,9 @@ async fn route_reads(State(state): State<AppState>, req: Request, next: Next) ->
     let mut first = Request::from_parts(parts.clone(), axum::body::Body::from(bytes.clone()));
     first.extensions_mut().insert(choice);
     let resp = next.clone().run(first).await;
-    if !resp.status().is_server_error() && resp.extensions().get::<ReadFailed>().is_none() {
+    let read_ok =
+        !resp.status().is_server_error() || resp.extensions().get::<NotAReadFailure>().is_some();
+    if read_ok && resp.extensions().get::<ReadFailed>().is_none() {
         return resp;
     }
     state.reads.suspect(replica);

@@ -104,6 +104,12 @@ pub fn reader(state: &AppState, extensions: &axum::http::Extensions) -> QuerySer
 #[derive(Debug, Clone, Copy)]
 pub struct ReadFailed;
 
+/// Set on a server-error response that is no failure of the database it read from (a `501` for
+/// an operation not served, a chain's JSON-RPC endpoint that failed): the server's read routing
+/// keeps the replica in rotation and does not ask the primary again.
+#[derive(Debug, Clone, Copy)]
+pub struct NotAReadFailure;
+
 /// Who made the request: the authenticated key.
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -195,6 +201,9 @@ pub struct ServerOptions {
     /// Off-chain settings the API needs: where previews live and the public base URL of their
     /// links.
     pub offchain: crate::offchain::OffchainConfig,
+    /// What the server reads from chains' JSON-RPC endpoints (native balances, block headers),
+    /// and for which chains.
+    pub chain_reads: crate::query::ChainReads,
 }
 
 /// The operational state shared by every clone of an [`crate::AppState`].

@@ -27,7 +27,7 @@ use super::retry::{jitter, RetryPolicy};
 use crate::decode::{self, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
 use crate::store::BlockHeader;
 use crate::telemetry::metrics::{RPC_ERRORS, RPC_REQUESTS};
-use crate::types::{Address, Chain};
+use crate::types::{Address, Chain, Uint256};
 
 /// A classified RPC failure.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -355,6 +355,17 @@ impl Rpc {
         all.sort_by_key(|(b, i, _)| (*b, *i));
         all.dedup_by_key(|(b, i, _)| (*b, *i));
         Ok(all.into_iter().map(|(_, _, l)| l).collect())
+    }
+
+    /// `wallet`'s native balance at block `number` (`eth_getBalance`), in wei.
+    pub async fn balance(&self, wallet: Address, number: u64) -> Result<Uint256, RpcFailure> {
+        let s: String = self
+            .call("eth_getBalance", json!([wallet.to_string(), hex(number)]))
+            .await?;
+        let digits = s.strip_prefix("0x").unwrap_or(&s);
+        alloy::primitives::U256::from_str_radix(digits, 16)
+            .map(Uint256)
+            .map_err(|e| RpcFailure::Transient(format!("eth_getBalance returned '{s}': {e}")))
     }
 
     /// `eth_call` at the latest block. A revert or a missing function is `Ok(None)`.

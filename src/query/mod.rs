@@ -15,6 +15,8 @@
 
 mod answer;
 mod balances;
+mod blocks;
+pub mod chain_reads;
 mod collection_nfts;
 mod collections;
 mod columns;
@@ -28,14 +30,18 @@ mod owners;
 mod related;
 mod snapshot;
 pub mod status;
+mod token_meta;
 mod transfer_filter;
 mod transfers;
 mod walk;
 
 pub use answer::{keys_of, Answer, Include, Listing, Related, RelatedKeys, Relates};
+pub use blocks::DateToBlock;
+pub use chain_reads::{ChainReadError, ChainReader, ChainReads, NativeAnswer};
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
+pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
 
 use sea_orm::{DatabaseConnection, DbErr};
 

@@ -10,12 +10,17 @@
 //!   `limit: 0 is out of range; expected 1 to 100`. A refused cursor
 //!   ([`QueryError::BadCursor`]) is the user's fault too and names `cursor`.
 //! - **401** — missing or unknown API key (issued by the auth middleware in `server.rs`).
-//! - **404** — unknown route; **405** — a known route with another method than `GET`.
+//! - **404** — unknown route, or a resource the data does not hold (a chain with nothing
+//!   indexed, a date no stored block settles): the message says which; **405** — a known route
+//!   with another method than `GET`.
+//! - **501** — a Moralis operation tokenql does not serve (prices, swaps, transactions, …), or
+//!   one that needs something this server is not configured with (a chain's JSON-RPC endpoint
+//!   for native balances); the message names the operation and the reason.
 //! - **429** — rate limited, with a `Retry-After` header in seconds.
 //! - **500 / 503 — our fault.** The client gets a fixed, generic message; the detail (database
 //!   error text, corrupt stored value) is logged once, here, with `tracing::error!` and
 //!   structured fields — never sent. 503 is for a database that cannot be reached right now,
-//!   500 for everything else.
+//!   or a chain's JSON-RPC endpoint that failed (native balances), 500 for everything else.
 //!
 //! Handlers return `Result<_, ApiError>` and use `?`; they never panic, never `unwrap`, and never
 //! format an internal error into a client message. axum's own rejections (a path segment that
@@ -28,8 +33,13 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::app::NotAReadFailure;
 use crate::query::{Fault, QueryError, UNAVAILABLE_MESSAGE};
 use crate::types::ParseError;
+
+/// Message of every 503 answer for a chain's JSON-RPC endpoint.
+const CHAIN_UNAVAILABLE_MESSAGE: &str =
+    "the chain's JSON-RPC endpoint is temporarily unavailable; retry later";
 
 /// Message of every 500 answer.
 const INTERNAL_MESSAGE: &str = "internal server error; the failure has been logged";
@@ -48,6 +58,10 @@ pub enum ApiError {
     Unauthorized(&'static str),
     /// 404: no such route, or no such resource (the message says which).
     NotFound(&'static str),
+    /// 404: the data holds no answer; the message says why (it may quote the user's input).
+    Missing(String),
+    /// 501: the operation is not served here; the message says why.
+    NotServed(String),
     /// 405: the route exists but only answers `GET`.
     MethodNotAllowed,
     /// 429: too many requests; retry after this many seconds.
@@ -58,6 +72,13 @@ pub enum ApiError {
     /// 500: our fault. `detail` is logged, never sent.
     Internal {
         /// What was being done, for the log (`"nfts_by_wallet"`, …).
+        context: &'static str,
+        /// The internal error text.
+        detail: String,
+    },
+    /// 503: a chain's JSON-RPC endpoint failed. `detail` is logged, never sent.
+    ChainUnavailable {
+        /// What was being done, for the log.
         context: &'static str,
         /// The internal error text.
         detail: String,
@@ -111,11 +132,14 @@ impl ApiError {
         match self {
             ApiError::BadParam { .. } => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::NotFound(_) | ApiError::Missing(_) => StatusCode::NOT_FOUND,
+            ApiError::NotServed(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable { .. } | ApiError::ChainUnavailable { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -125,12 +149,14 @@ impl ApiError {
             ApiError::BadParam { param, rule } => format!("{param}: {rule}"),
             ApiError::Unauthorized(m) => (*m).to_string(),
             ApiError::NotFound(m) => (*m).to_string(),
+            ApiError::Missing(m) | ApiError::NotServed(m) => m.clone(),
             ApiError::MethodNotAllowed => "method not allowed; this route answers GET".to_string(),
             ApiError::RateLimited { retry_after_secs } => {
                 format!("rate limit exceeded; retry in {retry_after_secs} s")
             }
             ApiError::Internal { .. } => INTERNAL_MESSAGE.to_string(),
             ApiError::Unavailable { .. } => UNAVAILABLE_MESSAGE.to_string(),
+            ApiError::ChainUnavailable { .. } => CHAIN_UNAVAILABLE_MESSAGE.to_string(),
         }
     }
 }
@@ -142,7 +168,8 @@ impl IntoResponse for ApiError {
             ApiError::Internal { context, detail } => {
                 tracing::error!(context = *context, error = %detail, status = 500, "REST request failed");
             }
-            ApiError::Unavailable { context, detail } => {
+            ApiError::Unavailable { context, detail }
+            | ApiError::ChainUnavailable { context, detail } => {
                 tracing::error!(context = *context, error = %detail, status = 503, "REST request failed");
             }
             _ => {}
@@ -153,6 +180,11 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        } else if matches!(
+            self,
+            ApiError::NotServed(_) | ApiError::ChainUnavailable { .. }
+        ) {
+            response.extensions_mut().insert(NotAReadFailure);
         }
         response
     }
@@ -187,6 +219,36 @@ mod tests {
         assert!(!e.message().contains("SELECT"));
         let e = ApiError::from_query("t", QueryError::Corrupt("bad row".into()));
         assert!(!e.message().contains("bad row"));
+    }
+
+    #[test]
+    fn only_failures_of_the_read_count_against_a_replica() {
+        let marked = |e: ApiError| {
+            let r = e.into_response();
+            (
+                r.status(),
+                r.extensions().get::<NotAReadFailure>().is_some(),
+            )
+        };
+        assert_eq!(
+            marked(ApiError::NotServed("getBlock".into())),
+            (StatusCode::NOT_IMPLEMENTED, true)
+        );
+        let chain = ApiError::ChainUnavailable {
+            context: "t",
+            detail: "connection refused".into(),
+        };
+        assert_eq!(marked(chain), (StatusCode::SERVICE_UNAVAILABLE, true));
+        let db = ApiError::Unavailable {
+            context: "t",
+            detail: "pool timed out".into(),
+        };
+        assert_eq!(marked(db), (StatusCode::SERVICE_UNAVAILABLE, false));
+        let chain = ApiError::ChainUnavailable {
+            context: "t",
+            detail: "connection refused".into(),
+        };
+        assert!(!chain.message().contains("refused"));
     }
 
     #[test]

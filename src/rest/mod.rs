@@ -14,6 +14,13 @@
 //! - `GET /{address}/nft/collections` ([`collections`]): the collections a wallet holds (v2.2).
 //! - `GET /{address}/erc20` ([`balances`]): a wallet's ERC20 balances (v2.2).
 //! - `GET /nft/{address}` ([`collection_nfts`]): the tokens of a collection someone holds (v2.2).
+//! - `GET /latestBlockNumber/{chain}` and `GET /dateToBlock` ([`blocks`]): the indexed head, and
+//!   the last block at or before a date.
+//! - `GET /web3/version` and `GET /info/endpointWeights` ([`utils`]).
+//! - `GET /erc20/metadata` and `GET /erc20/metadata/symbols` ([`token_meta`]): ERC20 metadata.
+//! - `GET /{address}/balance` and `GET /wallets/balances` ([`native`]): native balances, read
+//!   from the chain's JSON-RPC endpoint.
+//! - Every other Moralis operation ([`operations`]): a `501` naming the reason ([`unserved`]).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
 //! one place ([`params`]), call the query service once for the page and once per kind of
@@ -22,20 +29,27 @@
 //! `/api/v2` and `/api/v2.2` behind API-key auth; unknown routes fall through to its JSON 404.
 
 pub mod balances;
+pub mod blocks;
 pub mod collection_nfts;
 pub mod collections;
 pub mod envelope;
 pub mod error;
+pub mod lookup_params;
 pub mod media;
+pub mod native;
 pub mod nft;
 pub mod nft_transfers;
 pub mod normalized_metadata;
 pub mod openapi;
+pub mod operations;
 pub mod owners;
 pub mod params;
 pub mod schemas;
+pub mod token_meta;
 pub mod token_transfers;
 pub mod transfers;
+pub mod unserved;
+pub mod utils;
 
 use axum::middleware::map_response;
 use axum::routing::get;
@@ -46,13 +60,56 @@ use crate::app::AppState;
 pub use error::ApiError;
 
 /// Any method but `GET` (and `HEAD`) on a known route: a JSON 405.
-async fn method_not_allowed() -> ApiError {
+pub(crate) async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed
 }
 
-/// The REST v2 routes, relative to the version prefix.
+/// The REST v2 routes, relative to the version prefix: the served ones, then a `501` for
+/// every other Moralis operation.
 pub fn router() -> Router<AppState> {
+    served().merge(unserved::router())
+}
+
+/// The routes of the lookups: blocks, utilities, token metadata, native balances.
+fn lookups() -> Router<AppState> {
     Router::new()
+        .route(
+            "/latestBlockNumber/{chain}",
+            get(blocks::latest_block_number).fallback(method_not_allowed),
+        )
+        .route(
+            "/dateToBlock",
+            get(blocks::date_to_block).fallback(method_not_allowed),
+        )
+        .route(
+            "/web3/version",
+            get(utils::web3_version).fallback(method_not_allowed),
+        )
+        .route(
+            "/info/endpointWeights",
+            get(utils::endpoint_weights).fallback(method_not_allowed),
+        )
+        .route(
+            "/erc20/metadata",
+            get(token_meta::token_metadata).fallback(method_not_allowed),
+        )
+        .route(
+            "/erc20/metadata/symbols",
+            get(token_meta::token_metadata_by_symbol).fallback(method_not_allowed),
+        )
+        .route(
+            "/{address}/balance",
+            get(native::native_balance).fallback(method_not_allowed),
+        )
+        .route(
+            "/wallets/balances",
+            get(native::native_balances).fallback(method_not_allowed),
+        )
+}
+
+/// The served routes.
+fn served() -> Router<AppState> {
+    lookups()
         .route(
             "/{address}/nft",
             get(nft::wallet_nfts).fallback(method_not_allowed),

@@ -53,7 +53,9 @@ REST routes of tokenql, drop-in compatible with the routes of the **Moralis Web3
 v2 and v2.2** that they implement: the NFTs a wallet owns; the ERC20 transfers that touched a set \
 of wallets or contracts (v2); a wallet's and a token's ERC20 transfers, and a wallet's and a \
 collection's NFT transfers (v2.2, with date bounds and `order`); a collection's and a token's \
-owners; a wallet's collections (v2.2).
+owners; a wallet's collections (v2.2); and the lookups: the indexed head, the block at a date, \
+ERC20 metadata, native balances (read from the chain's JSON-RPC endpoint), the version and the \
+operations served.
 
 - **Base paths.** The routes live under `/api/v2`; `/api/v2.2` serves exactly the same routes \
 (the default base of the newest official JS SDK).
@@ -68,9 +70,14 @@ Timestamps are ISO 8601 UTC with milliseconds. Addresses and hashes are lowercas
 keys (`a[0]=1&a[1]=2`) and comma-separated values (`a=1,2`) all work.
 - **Paging** is by cursor: pass the `cursor` of an answer to get the next page; it is `null` on \
 the last page.
+- **Operations not served.** Every other operation of the Moralis EVM API answers at its own \
+path and method with a `501` and a `{\"message\"}` naming the operation and why tokenql does not \
+serve it (prices, swaps, DeFi, transactions, …); they are not listed here (`endpointWeights` lists \
+what is served, the README's compatibility table everything).
 - **Errors** are `{\"message\": \"...\"}`: 400 names the parameter and the rule it broke, 401 \
-a missing or unknown key, 404 an unknown route, 429 a rate limit (with `Retry-After`), 500 \
-and 503 our fault (a generic message; details only in the server log).";
+a missing or unknown key, 404 an unknown route (or a block the indexed data cannot name), 429 \
+a rate limit (with `Retry-After`), 500 and 503 our fault (a generic message; details only in \
+the server log).";
 
 /// The document's skeleton; [`Finish`] adds what both operations share.
 #[derive(OpenApi)]
@@ -96,12 +103,23 @@ and 503 our fault (a generic message; details only in the server log).";
         super::collections::wallet_collections,
         super::balances::wallet_balances,
         super::collection_nfts::collection_nfts,
+        super::blocks::latest_block_number,
+        super::blocks::date_to_block,
+        super::utils::web3_version,
+        super::utils::endpoint_weights,
+        super::native::native_balance,
+        super::native::native_balances,
+        super::token_meta::token_metadata,
+        super::token_meta::token_metadata_by_symbol,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),
     tags(
         (name = "NFT", description = "NFTs owned by a wallet, and NFT transfers."),
         (name = "Token", description = "ERC20 token transfers."),
+        (name = "Block", description = "Blocks: the indexed head, and the block at a date."),
+        (name = "Balance", description = "Native balances, read from the chain's JSON-RPC endpoint."),
+        (name = "Utils", description = "The server's version and the operations it serves."),
     ),
     modifiers(&Finish),
 )]
@@ -123,7 +141,8 @@ const ERRORS: &[(&str, &str)] = &[
     ),
     (
         "404",
-        "No such route (for example a path segment that is empty or holds a `/`).",
+        "No such route (for example a path segment that is empty or holds a `/`), or, on the \
+         block lookups, no answer in the indexed data (the message says why).",
     ),
     (
         "429",

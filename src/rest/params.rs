@@ -22,8 +22,8 @@ use crate::query::{
     NftTransferQuery, TokenBalanceQuery, TransferQuery, WalletCollectionsQuery,
 };
 use crate::types::{
-    parse_date, Address, AddressList, BlockNumber, Chain, DateBound, PageSize, ParseError,
-    SortOrder, TokenIdFormat, Uint256,
+    parse_date, parse_instant, Address, AddressList, BlockNumber, Chain, DateBound, PageSize,
+    ParseError, SortOrder, TokenIdFormat, Uint256,
 };
 
 use super::error::ApiError;
@@ -527,6 +527,165 @@ impl NftTransferParams {
             query,
             cursor: p.cursor()?,
             format: p.scalar("format", TokenIdFormat::Decimal, TokenIdFormat::parse)?,
+        })
+    }
+}
+
+/// Most entries a batch lookup takes (`addresses`, `symbols`, `wallet_addresses`).
+pub const MAX_BATCH: usize = 25;
+
+impl RawParams {
+    /// A required parameter's one value.
+    fn required(&self, name: &'static str) -> Result<&str, ApiError> {
+        self.single(name)?
+            .ok_or_else(|| ApiError::bad(name, "is required"))
+    }
+
+    /// A required list of 1 to [`MAX_BATCH`] items, in request order, repeats dropped.
+    fn batch(&self, name: &'static str) -> Result<Vec<&str>, ApiError> {
+        let mut items: Vec<&str> = Vec::new();
+        for item in self.list(name)? {
+            if !items.contains(&item) {
+                items.push(item);
+            }
+        }
+        match items.len() {
+            0 => Err(ApiError::bad(name, "is required; give at least one value")),
+            n if n > MAX_BATCH => Err(ApiError::bad(
+                name,
+                format!("{n} entries given; at most {MAX_BATCH} are allowed"),
+            )),
+            _ => Ok(items),
+        }
+    }
+
+    /// A required list of addresses ([`RawParams::batch`]), in request order, each once.
+    fn address_batch(&self, name: &'static str) -> Result<Vec<Address>, ApiError> {
+        let mut out: Vec<Address> = Vec::new();
+        for item in self.batch(name)? {
+            let a = Address::parse(item).map_err(|e| ApiError::parse(name, e))?;
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The `{chain}` path segment of `GET /latestBlockNumber/{chain}`.
+pub fn path_chain(chain: &str) -> Result<Chain, ApiError> {
+    Chain::parse(chain).map_err(|e| ApiError::parse("chain", e))
+}
+
+/// Everything `GET /dateToBlock` was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DateToBlockParams {
+    /// The chain.
+    pub chain: Chain,
+    /// The date, in Unix seconds.
+    pub date: u64,
+}
+
+impl DateToBlockParams {
+    /// Parses `chain` and the required `date` (Unix seconds or milliseconds, or ISO 8601).
+    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let date = parse_instant(p.required("date")?).map_err(|e| ApiError::parse("date", e))?;
+        Ok(Self {
+            chain: p.chain()?,
+            date,
+        })
+    }
+}
+
+/// Everything `GET /erc20/metadata` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenMetadataParams {
+    /// The chain.
+    pub chain: Chain,
+    /// The token contracts, in request order, each once.
+    pub addresses: Vec<Address>,
+}
+
+impl TokenMetadataParams {
+    /// Parses `chain` and the required `addresses` (1 to [`MAX_BATCH`]).
+    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        Ok(Self {
+            addresses: p.address_batch("addresses")?,
+            chain: p.chain()?,
+        })
+    }
+}
+
+/// Everything `GET /erc20/metadata/symbols` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenSymbolsParams {
+    /// The chain.
+    pub chain: Chain,
+    /// The symbols, in request order, each once, as given (compared without regard to case).
+    pub symbols: Vec<String>,
+}
+
+/// Longest symbol accepted.
+const MAX_SYMBOL_LEN: usize = 64;
+
+impl TokenSymbolsParams {
+    /// Parses `chain` and the required `symbols` (1 to [`MAX_BATCH`], each at most 64
+    /// characters, no control characters).
+    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let symbols = p.batch("symbols")?;
+        if let Some(bad) = symbols
+            .iter()
+            .find(|s| s.chars().count() > MAX_SYMBOL_LEN || s.chars().any(char::is_control))
+        {
+            return Err(ApiError::bad(
+                "symbols",
+                format!(
+                    "'{}' is not a token symbol; expected at most {MAX_SYMBOL_LEN} printable characters",
+                    bad.chars().take(MAX_SYMBOL_LEN).collect::<String>()
+                ),
+            ));
+        }
+        Ok(Self {
+            symbols: symbols.into_iter().map(str::to_string).collect(),
+            chain: p.chain()?,
+        })
+    }
+}
+
+/// Everything `GET /{address}/balance` or `GET /wallets/balances` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeBalanceParams {
+    /// The chain.
+    pub chain: Chain,
+    /// The wallets, in request order, each once.
+    pub wallets: Vec<Address>,
+    /// The block to read the balances at; `None`: the chain's head.
+    pub to_block: Option<BlockNumber>,
+}
+
+impl NativeBalanceParams {
+    /// Parses `GET /{address}/balance`: the path's wallet, `chain` and `to_block`.
+    pub fn parse_one(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        let wallet = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        Ok(Self {
+            chain: p.chain()?,
+            wallets: vec![wallet],
+            to_block: p.block("to_block")?,
+        })
+    }
+
+    /// Parses `GET /wallets/balances`: the required `wallet_addresses` (1 to [`MAX_BATCH`]),
+    /// `chain` and `to_block`.
+    pub fn parse_many(raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::parse(raw);
+        Ok(Self {
+            wallets: p.address_batch("wallet_addresses")?,
+            chain: p.chain()?,
+            to_block: p.block("to_block")?,
         })
     }
 }

@@ -256,3 +256,83 @@ fn a_hundred_addresses_are_fine() {
     let q = format!("contract_addresses={}", hundred.join(","));
     assert!(TransferParams::parse(Some(&q)).is_ok());
 }
+
+#[test]
+fn lookups_keep_request_order_and_drop_repeats() {
+    let q = format!(
+        "addresses[]={B}&addresses[]={A}&addresses[]={}",
+        B.to_uppercase().replace("0X", "0x")
+    );
+    let p = TokenMetadataParams::parse(Some(&q)).unwrap();
+    assert_eq!(
+        p.addresses,
+        vec![Address::parse(B).unwrap(), Address::parse(A).unwrap()]
+    );
+    let p = TokenSymbolsParams::parse(Some("symbols=USDT,dai&symbols[0]=USDT")).unwrap();
+    assert_eq!(p.symbols, vec!["USDT".to_string(), "dai".to_string()]);
+    let p = NativeBalanceParams::parse_many(Some(&format!(
+        "wallet_addresses={A}&to_block=7&chain=0x89"
+    )))
+    .unwrap();
+    assert_eq!(
+        (p.wallets.len(), p.to_block, p.chain.name()),
+        (1, Some(BlockNumber(7)), "polygon")
+    );
+    let p = NativeBalanceParams::parse_one(WALLET, None).unwrap();
+    assert_eq!((p.chain, p.to_block), (Chain::ETH, None));
+    let p = DateToBlockParams::parse(Some("date=2023-03-20T08:37:35.999Z")).unwrap();
+    assert_eq!(p.date, 1_679_301_455);
+    assert_eq!(path_chain("0X1").unwrap(), Chain::ETH);
+}
+
+#[test]
+fn bad_lookups_name_their_parameter() {
+    let many: Vec<String> = (0..26).map(|i| format!("0x{i:040x}")).collect();
+    let cases: Vec<(Result<(), ApiError>, &str)> = vec![
+        (
+            DateToBlockParams::parse(None).map(drop),
+            "date: is required",
+        ),
+        (
+            DateToBlockParams::parse(Some("date=soon")).map(drop),
+            "date: 'soon' is not a date",
+        ),
+        (
+            DateToBlockParams::parse(Some("date=1&date=2")).map(drop),
+            "date: given 2 times",
+        ),
+        (
+            TokenMetadataParams::parse(None).map(drop),
+            "addresses: is required",
+        ),
+        (
+            TokenMetadataParams::parse(Some("addresses=0x1")).map(drop),
+            "addresses: '0x1' is not an address",
+        ),
+        (
+            TokenMetadataParams::parse(Some(&format!("addresses={}", many.join(",")))).map(drop),
+            "addresses: 26 entries given; at most 25",
+        ),
+        (
+            TokenSymbolsParams::parse(Some("symbols=a%00")).map(drop),
+            "symbols: 'a\0' is not a token symbol",
+        ),
+        (
+            NativeBalanceParams::parse_many(Some("to_block=1")).map(drop),
+            "wallet_addresses: is required",
+        ),
+        (
+            NativeBalanceParams::parse_one("0x1", None).map(drop),
+            "address: '0x1' is not an address",
+        ),
+        (
+            NativeBalanceParams::parse_one(WALLET, Some("to_block=x")).map(drop),
+            "to_block:",
+        ),
+        (path_chain("nope").map(drop), "chain:"),
+    ];
+    for (r, want) in cases {
+        let m = msg(r);
+        assert!(m.starts_with(want), "{want}: {m}");
+    }
+}

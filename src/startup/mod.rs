@@ -6,7 +6,10 @@
 //! - [`commands`]: the one-shot commands (migrate, keys, import, sync).
 //! - [`serve`]: the server with the indexer, the workers and the replica monitor under one
 //!   stop signal.
+//! - [`chain_reads`]: the chains' RPC endpoints as the query service's chain readers (native
+//!   balances, block headers).
 
+pub mod chain_reads;
 pub mod cli;
 pub mod commands;
 pub mod serve;

@@ -16,9 +16,25 @@ use crate::indexer::IndexerConfig;
 use crate::offchain::OffchainConfig;
 use crate::store::replicas::{Reads, ReplicaConfig};
 
-/// The server's settings, from its arguments.
-fn options(args: &ServeArgs, offchain: &OffchainConfig) -> anyhow::Result<ServerOptions> {
+/// The server's settings, from its arguments; the chains it indexes are also read (native
+/// balances, block headers) from their endpoints.
+fn options(
+    args: &ServeArgs,
+    offchain: &OffchainConfig,
+    indexer: &IndexerConfig,
+) -> anyhow::Result<ServerOptions> {
+    let endpoints: Vec<_> = indexer
+        .chains
+        .iter()
+        .map(|c| (c.chain, c.rpc_url.clone()))
+        .collect();
+    let (timeout, retry) = indexer
+        .chains
+        .first()
+        .map(|c| (c.request_timeout, c.retry))
+        .unwrap_or_default();
     Ok(ServerOptions {
+        chain_reads: super::chain_reads::chain_reads(&endpoints, timeout, retry)?,
         cors: CorsOrigins::parse(&args.cors_origins).map_err(anyhow::Error::msg)?,
         rate_defaults: RateDefaults {
             per_sec: args.rate_limit,
@@ -101,7 +117,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let indexer_config = args.indexer.config().map_err(anyhow::Error::msg)?;
     let offchain_config = args.offchain.config().map_err(anyhow::Error::msg)?;
-    let options = options(&args, &offchain_config)?;
+    let options = options(&args, &offchain_config, &indexer_config)?;
     let (db, pool, demo_key) = primary(&args, database_url).await?;
     let state = state(&args, db, pool, options).await?;
     let listener = tokio::net::TcpListener::bind(args.bind)

@@ -15,6 +15,7 @@
 //! | module | tables | for |
 //! |---|---|---|
 //! | [`chain`] | `chain_state`, `blocks` (reads) | the follower, status, import, demo |
+//! | [`blocks`] | `blocks` (reads by time) | the query service's block questions |
 //! | [`rollback`] | transfers, holdings, tokens, blocks | the follower's reorgs |
 //! | [`scopes`] | `scope_sync` | history fetches on demand |
 //! | [`lease`] | `indexer_lease` | one active indexer per chain |
@@ -26,6 +27,7 @@
 //! | [`replicas`] | — | read-replica routing |
 //! | [`dialect`] | — | the one place SQL differs between SQLite, PostgreSQL and MySQL |
 
+pub mod blocks;
 mod bulk;
 pub mod chain;
 pub mod contracts;

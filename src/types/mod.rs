@@ -20,7 +20,8 @@ pub use order::SortOrder;
 pub use scope::{Scope, ScopeKind, ScopeState};
 pub use standard::TokenStandard;
 pub use time::{
-    iso8601_ms, iso8601_secs, parse_date, push_iso8601_ms, push_iso8601_secs, DateBound,
+    iso8601_ms, iso8601_secs, parse_date, parse_instant, push_iso8601_ms, push_iso8601_secs,
+    DateBound,
 };
 pub use uint256::Uint256;
 

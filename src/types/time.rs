@@ -42,6 +42,18 @@ pub fn parse_date(s: &str, bound: DateBound) -> Result<u64, ParseError> {
     Ok(secs.max(0) as u64)
 }
 
+/// Parses a point in time into Unix seconds, as `dateToBlock` reads its `date`: Unix seconds
+/// (`1679301455`), Unix milliseconds (digits beyond the last second of 9999, which no seconds
+/// value reaches: `1679301455000`), or ISO 8601 as [`parse_date`] reads it. A fraction of a
+/// second rounds down: the instant is within that second.
+pub fn parse_instant(s: &str) -> Result<u64, ParseError> {
+    let t = s.trim();
+    if let Some(n) = digits(t).filter(|n| (MAX_SECS + 1..=MAX_SECS * 1000).contains(n)) {
+        return Ok((n / 1000) as u64);
+    }
+    parse_date(t, DateBound::To)
+}
+
 /// One or more ASCII digits as a number.
 fn digits(s: &str) -> Option<i64> {
     (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
@@ -232,6 +244,17 @@ mod tests {
             let iso = iso8601_secs(s);
             assert_eq!(parse_date(&iso, DateBound::From), Ok(s));
         }
+    }
+
+    #[test]
+    fn instants_in_seconds_milliseconds_and_iso() {
+        assert_eq!(parse_instant("1679301455"), Ok(1_679_301_455));
+        assert_eq!(parse_instant("1679301455999"), Ok(1_679_301_455));
+        assert_eq!(parse_instant("253402300799"), Ok(253_402_300_799));
+        assert_eq!(parse_instant("2023-03-20T08:37:35.999Z"), Ok(1_679_301_455));
+        assert_eq!(parse_instant("300000000000"), Ok(300_000_000));
+        assert!(parse_instant("253402300799001").is_err());
+        assert!(parse_instant("tomorrow").is_err());
     }
 
     fn iso_round_trip_samples() -> Vec<u64> {

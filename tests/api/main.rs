@@ -19,6 +19,7 @@ mod graphql_http;
 mod graphql_schema;
 mod graphql_statements;
 mod lists;
+mod moralis_lookups;
 mod openapi_doc;
 mod playground_browser;
 mod rest_inprocess;

@@ -35,8 +35,26 @@ const COLLECTION_NFT_TRANSFERS: &str = "/nft/{address}/transfers";
 const OWNERS: &str = "/nft/{address}/owners";
 const TOKEN_OWNERS: &str = "/nft/{address}/{token_id}/owners";
 const COLLECTIONS: &str = "/{address}/nft/collections";
+const LATEST_BLOCK: &str = "/latestBlockNumber/{chain}";
+const DATE_TO_BLOCK: &str = "/dateToBlock";
+const VERSION: &str = "/web3/version";
+const WEIGHTS: &str = "/info/endpointWeights";
+const NATIVE: &str = "/{address}/balance";
+const NATIVE_MANY: &str = "/wallets/balances";
+const TOKEN_METADATA: &str = "/erc20/metadata";
+const TOKEN_SYMBOLS: &str = "/erc20/metadata/symbols";
+/// The timestamp of a block of the demo (20000010): `dateToBlock` answers it exactly.
+const DEMO_BLOCK_TIME: u64 = 1_717_281_527;
 /// Every route, as the document names it.
-const ROUTES: [&str; 11] = [
+const ROUTES: [&str; 19] = [
+    LATEST_BLOCK,
+    DATE_TO_BLOCK,
+    VERSION,
+    WEIGHTS,
+    NATIVE,
+    NATIVE_MANY,
+    TOKEN_METADATA,
+    TOKEN_SYMBOLS,
     BALANCES,
     CONTRACT_NFTS,
     COLLECTIONS,
@@ -117,12 +135,20 @@ fn is_a_complete_openapi_3_1_document() {
     assert_eq!(
         paths.keys().map(String::as_str).collect::<Vec<_>>(),
         [
+            DATE_TO_BLOCK,
+            TOKEN_METADATA,
+            TOKEN_SYMBOLS,
             TRANSFERS,
             TOKEN_TRANSFERS,
+            WEIGHTS,
+            LATEST_BLOCK,
             CONTRACT_NFTS,
             OWNERS,
             COLLECTION_NFT_TRANSFERS,
             TOKEN_OWNERS,
+            NATIVE_MANY,
+            VERSION,
+            NATIVE,
             BALANCES,
             WALLET_TRANSFERS,
             NFT,
@@ -142,6 +168,14 @@ fn is_a_complete_openapi_3_1_document() {
         (COLLECTIONS, "getWalletNFTCollections"),
         (BALANCES, "getWalletTokenBalances"),
         (CONTRACT_NFTS, "getContractNFTs"),
+        (LATEST_BLOCK, "getLatestBlockNumber"),
+        (DATE_TO_BLOCK, "getDateToBlock"),
+        (VERSION, "web3ApiVersion"),
+        (WEIGHTS, "endpointWeights"),
+        (NATIVE, "getNativeBalance"),
+        (NATIVE_MANY, "getNativeBalancesForAddresses"),
+        (TOKEN_METADATA, "getTokenMetadata"),
+        (TOKEN_SYMBOLS, "getTokenMetadataBySymbol"),
     ] {
         let op = &doc["paths"][path]["get"];
         assert_eq!(op["operationId"], id);
@@ -411,8 +445,39 @@ fn documented_params<'a>(doc: &'a Value, path: &str) -> Vec<(&'a str, &'a str)> 
 fn route(path: &str) -> String {
     format!(
         "/api/v2{}",
-        path.replace("{address}", WALLET).replace("{token_id}", "1")
+        path.replace("{address}", WALLET)
+            .replace("{token_id}", "1")
+            .replace("{chain}", "eth")
     )
+}
+
+/// The query parameters `path` requires, each followed by `&` (empty for most routes).
+fn required(path: &str) -> String {
+    match path {
+        DATE_TO_BLOCK => format!("date={DEMO_BLOCK_TIME}&"),
+        TOKEN_METADATA => format!("addresses={USDT}&"),
+        TOKEN_SYMBOLS => "symbols=USDT&".to_string(),
+        NATIVE_MANY => format!("wallet_addresses={WALLET}&"),
+        _ => String::new(),
+    }
+}
+
+/// A value parameter `name` refuses: `symbols` takes any printable text.
+fn junk(name: &str) -> &'static str {
+    if name == "symbols" {
+        "%01"
+    } else {
+        "%21junk%21"
+    }
+}
+
+/// What a route answers when the demo server is asked with its required parameters and
+/// others it does not read: native balances need a chain endpoint the demo has not (400).
+fn plain_status(path: &str) -> u16 {
+    match path {
+        NATIVE | NATIVE_MANY => 400,
+        _ => 200,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -435,7 +500,7 @@ async fn every_parameter_the_parser_accepts_is_documented() {
     for name in &names {
         let mut read_by = Vec::new();
         for path in ROUTES {
-            let uri = format!("{}?{name}=%21junk%21", route(path));
+            let uri = format!("{}?{}{name}={}", route(path), required(path), junk(name));
             let a = app.get(&uri, Some(&app.key)).await;
             if reads(a.status, &a.body, name) {
                 read_by.push(path);
@@ -460,7 +525,7 @@ async fn every_parameter_the_parser_accepts_is_documented() {
     for path in ROUTES {
         for (name, location) in documented_params(&doc, path) {
             let uri = match location {
-                "query" => format!("{}?{name}=%21junk%21", route(path)),
+                "query" => format!("{}?{}{name}={}", route(path), required(path), junk(name)),
                 _ => format!(
                     "/api/v2{}",
                     path.replace(&format!("{{{name}}}"), "%21junk%21")
@@ -598,6 +663,12 @@ async fn live_answers_validate_against_the_documented_schemas() {
         (BALANCES, format!("/{WALLET}/erc20?exclude_spam=false&to_block=99999999")),
         (CONTRACT_NFTS, format!("/nft/{NFT_COLLECTION}?limit=2&normalizeMetadata=true")),
         (CONTRACT_NFTS, format!("/nft/{NFT_COLLECTION}?format=hex&media_items=true")),
+        (LATEST_BLOCK, "/latestBlockNumber/0x1".to_string()),
+        (DATE_TO_BLOCK, format!("/dateToBlock?chain=eth&date={DEMO_BLOCK_TIME}")),
+        (VERSION, "/web3/version".to_string()),
+        (WEIGHTS, "/info/endpointWeights".to_string()),
+        (TOKEN_METADATA, format!("/erc20/metadata?addresses[]={USDT}&addresses[]={WALLET}")),
+        (TOKEN_SYMBOLS, "/erc20/metadata/symbols?symbols[]=USDT&symbols[]=DAI".to_string()),
     ];
     for (path, q) in &v2_2_queries {
         let mut uri = format!("/api/v2.2{q}");
@@ -626,12 +697,22 @@ async fn live_answers_validate_against_the_documented_schemas() {
     // Error answers, on every route.
     for path in ROUTES {
         let base = route(path);
-        // The balances route is not paged: it has no `limit` nor `cursor`, and ignores them
-        // as it ignores every parameter it does not read.
-        let paged = if path == BALANCES { 200 } else { 400 };
+        // The balances route and the lookups are not paged: they have no `limit` nor `cursor`,
+        // and ignore them as they ignore every parameter they do not read.
+        let unpaged = path == BALANCES || ROUTES[..8].contains(&path);
+        let paged = if unpaged { plain_status(path) } else { 400 };
+        let query = required(path);
         for (uri, key, status) in [
-            (format!("{base}?limit=0"), Some(app.key.as_str()), paged),
-            (format!("{base}?cursor=nope"), Some(app.key.as_str()), paged),
+            (
+                format!("{base}?{query}limit=0"),
+                Some(app.key.as_str()),
+                paged,
+            ),
+            (
+                format!("{base}?{query}cursor=nope"),
+                Some(app.key.as_str()),
+                paged,
+            ),
             (base.clone(), None, 401),
             (base.clone(), Some("not-a-key"), 401),
         ] {

@@ -17,7 +17,8 @@
 //
 //   {"sdk": {"moralis": "2.27.2", "@moralisweb3/evm-api": "..."},
 //    "calls": [{"name", "op", "params",
-//               "pages": [{"raw": <response.toJSON()>, "result": [<record.toJSON()>], "hasNext"}],
+//               "pages": [{"raw": <response.toJSON()>, "result": [<record.toJSON()>] | <object>,
+//                          "hasNext"}],
 //               "requests": [{"method", "path", "headers"}],
 //               "error": null | {"name", "code", "message", "status", "body"}}]}
 //
@@ -119,7 +120,10 @@ async function main(Moralis, packages) {
         const paged = typeof response.hasNext === 'function';
         const page = { raw: plain(response.toJSON()), result: null, hasNext: paged && response.hasNext() };
         out.pages.push(page);
-        page.result = response.result.map((r) => plain(typeof r.toJSON === 'function' ? r.toJSON() : r));
+        // A call answering one object (getDateToBlock, web3ApiVersion) has it as `result`.
+        const result = response.result;
+        const typed = (r) => plain(r && typeof r.toJSON === 'function' ? r.toJSON() : r);
+        page.result = Array.isArray(result) ? result.map(typed) : typed(result);
         if (!page.hasNext) break;
         if (out.pages.length >= MAX_PAGES) throw new Error(`more than ${MAX_PAGES} pages`);
         response = await response.next();

@@ -22,6 +22,7 @@
 //! `tests/clients/moralis-py/run.py` from [`python`].
 
 use crate::support::common;
+mod lookups;
 mod python;
 mod want;
 use want::Want;

@@ -9,7 +9,8 @@ beside this file into a virtualenv by scripts/test):
 BASE_URL is where the SDK sends its requests instead of https://deep-index.moralis.io/api/v2.2
 (e.g. http://127.0.0.1:PORT/api/v2.2). input.json: {"apiKey": "...", "calls": [{"name": "...",
 "op": "nft.get_nft_owners", "params": {...}}]}. `op` is `group.function` of `moralis.evm_api`;
-it is called as `moralis.evm_api.<group>.<function>(api_key=..., params=params)`.
+it is called as `moralis.evm_api.<group>.<function>(api_key=..., params=params)` (only
+`api_key=...` for a function that takes no parameters).
 
 Paging: the SDK has no `next()`; its callers page by passing the `cursor` of a page back as the
 `cursor` parameter, which is what this script does while a page is a JSON object with a
@@ -38,6 +39,7 @@ reported in its call), 2 on bad usage, 1 when the script itself failed.
 """
 
 import importlib.metadata
+import inspect
 import json
 import platform
 import sys
@@ -141,7 +143,11 @@ def main():
                 raise AttributeError(f"moralis.evm_api.{op} does not exist in this SDK")
             page_params = dict(params)
             while True:
-                body = fn(api_key=api_key, params=page_params)
+                # The calls without parameters (web3_api_version, endpoint_weights) take none.
+                if "params" in inspect.signature(fn).parameters:
+                    body = fn(api_key=api_key, params=page_params)
+                else:
+                    body = fn(api_key=api_key)
                 cursor = body.get("cursor") if isinstance(body, dict) else None
                 has_next = isinstance(cursor, str) and cursor != ""
                 result = body.get("result") if isinstance(body, dict) else body

@@ -403,3 +403,39 @@ fn helpers_are_exact() {
     assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
     assert_eq!(iso8601(1_679_301_455), "2023-03-20T08:37:35.000Z");
 }
+
+/// An Ethereum entry of the bundled token list, read here independently of the importer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedToken {
+    pub name: String,
+    pub symbol: String,
+    pub decimals: u64,
+    /// `logoURI`.
+    pub logo: String,
+}
+
+/// The bundled token list's Ethereum entries (`chainId` 1), by lowercase address.
+pub fn token_list() -> BTreeMap<String, ListedToken> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/data/tokenlists/superchain.tokenlist.json"
+    );
+    let list: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("token list"))
+        .expect("token list JSON");
+    list["tokens"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["chainId"] == 1)
+        .map(|t| {
+            let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
+            let token = ListedToken {
+                name: s("name"),
+                symbol: s("symbol"),
+                decimals: t["decimals"].as_u64().unwrap_or(0),
+                logo: s("logoURI"),
+            };
+            (s("address").to_lowercase(), token)
+        })
+        .collect()
+}
