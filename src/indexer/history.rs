@@ -391,3 +391,89 @@ pub async fn wait(
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::TRANSFER_TOPIC;
+    use crate::indexer::retry::RetryPolicy;
+
+    fn word(n: u64) -> String {
+        format!("0x{n:064x}")
+    }
+
+    /// A timestamped log of block 7 (so no header is asked for) with these topics and data.
+    fn log(topics: Vec<String>, data: &str) -> RpcLog {
+        serde_json::from_value(serde_json::json!({
+            "address": "0x00000000000000000000000000000000000000aa",
+            "topics": topics,
+            "data": data,
+            "blockNumber": "0x7",
+            "blockHash": word(0xb7),
+            "blockTimestamp": "0x64",
+            "transactionHash": word(0x7a),
+            "transactionIndex": "0x0",
+            "logIndex": "0x1",
+        }))
+        .expect("log")
+    }
+
+    #[tokio::test]
+    async fn a_range_counts_the_logs_it_skips() {
+        // Nothing answers there: every log is timestamped, so no header is fetched.
+        let rpc = Rpc::new(
+            "http://127.0.0.1:9",
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+        )
+        .expect("rpc");
+        let wallet = Address::parse("0x0000000000000000000000000000000000000002").expect("a");
+        let scope = Scope {
+            kind: ScopeKind::Wallet,
+            address: wallet,
+        };
+        let transfer = vec![format!("{TRANSFER_TOPIC}"), word(1), word(2)];
+        let all_in_data = format!("0x{}", [1u64, 2, 5].map(|n| format!("{n:064x}")).concat());
+        let mut removed = log(transfer.clone(), &word(5));
+        removed.removed = Some(true);
+        let logs = [
+            log(transfer.clone(), &word(5)),
+            // Every argument in `data`: not a standard transfer.
+            log(vec![format!("{TRANSFER_TOPIC}")], &all_in_data),
+            log(transfer, "0x01"),
+            removed,
+        ];
+
+        let (batch, skipped) = batch_of(&rpc, scope, 9, &logs).await.expect("batch");
+
+        assert_eq!((batch.erc20.len(), batch.nft.len()), (1, 0));
+        assert_eq!(batch.erc20[0].to, wallet);
+        assert_eq!(batch.blocks.len(), 1);
+        let progress = batch.history.expect("progress");
+        assert_eq!((progress.through, progress.logs), (9, 4));
+        let want = Skipped {
+            malformed: 1,
+            not_transfer: 1,
+            removed: 1,
+        };
+        assert_eq!(skipped, want);
+
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let stored = Stored {
+            chain: Chain::ETH,
+            scope,
+            through: 9,
+            logs: 4,
+            skipped,
+        };
+        metrics::with_local_recorder(&recorder, || stored.report());
+        let text = handle.render();
+        for want in [
+            "tokenql_history_logs_total{chain=\"eth\",scope=\"wallet\"} 4",
+            "tokenql_history_logs_skipped_total{chain=\"eth\",scope=\"wallet\"} 3",
+        ] {
+            assert!(text.contains(want), "no `{want}` in:\n{text}");
+        }
+    }
+}
