@@ -10,10 +10,11 @@ use tokio::sync::watch;
 
 use super::config::ChainConfig;
 use super::progress::Progress;
-use super::range::{fetch_shrinking, RangeSizer, Shrinking};
+use super::range::{RangeSizer, Shrinking};
 use super::reorg::{find_fork, Fork};
 use super::retry::{jitter, pause};
 use super::rpc::{Rpc, RpcFailure};
+use super::shrink::fetch_shrinking;
 use super::{IndexerError, StepError};
 use crate::decode::{self, Erc20Move, NftMove};
 use crate::store::lease::Fence;

@@ -19,10 +19,11 @@ use sea_orm::DatabaseConnection;
 use tokio::sync::watch;
 
 use super::config::ChainConfig;
-use super::range::{fetch_shrinking, RangeSizer};
+use super::range::RangeSizer;
 use super::retry::jitter;
 use super::retry::pause;
 use super::rpc::{Rpc, RpcFailure};
+use super::shrink::fetch_shrinking;
 use super::StepError;
 use crate::decode::{self, RpcLog, Skipped};
 use crate::store::scopes::{self, Failure, Job, Progress};
