@@ -6,7 +6,7 @@ use crate::support::common;
 
 use common::truth::{TRANSFER, TRANSFER_SINGLE};
 use common::Backend;
-use serde_json::json;
+use serde_json::{json, Value};
 use tokenql::import::{import_lines, read_blocks_str, ImportReport};
 use tokenql::types::Chain;
 
@@ -18,24 +18,10 @@ fn word(n: u64) -> String {
     format!("{n:064x}")
 }
 
-/// A log of `TOKEN` in `block`; `extra` fields override or add to the log object.
-fn log(
-    topics: Vec<String>,
-    data: String,
-    block: u64,
-    index: u64,
-    extra: serde_json::Value,
-) -> String {
-    let mut l = json!({
-        "address": TOKEN,
-        "topics": topics,
-        "data": format!("0x{data}"),
-        "blockNumber": format!("{block:#x}"),
-        "blockHash": format!("0x{block:064x}"),
-        "transactionHash": format!("0x{:064x}", block * 10_000 + index),
-        "transactionIndex": "0x0",
-        "logIndex": format!("{index:#x}"),
-    });
+/// A log of `TOKEN` in `block` (the uint256 suite's), with `extra` fields overriding or added.
+fn log(topics: Vec<String>, data: String, block: u64, index: u64, extra: Value) -> String {
+    let line = crate::blackbox_uint256::log(TOKEN, topics, data, block, index);
+    let mut l: Value = serde_json::from_str(&line).expect("a log line");
     if let (Some(l), Some(extra)) = (l.as_object_mut(), extra.as_object()) {
         l.extend(extra.clone());
     }
