@@ -132,11 +132,11 @@ pub async fn import_logs(
     import_lines(db, chain, lines, headers).await
 }
 
-/// Whether the decoder will find a header for this log's block (in `headers`, or made from the
-/// log's own timestamp). False only for a log that is not `removed` and whose block is neither in
-/// `headers` nor timestamped: skipped as malformed whether it parses or not. Every other log goes
-/// to the decoder, which counts what does not parse as it always does.
-fn has_header(log: &RpcLog, headers: &BTreeMap<u64, BlockHeader>) -> bool {
+/// Whether a log goes to the decoder. Not when its block has no header (in `headers`, or made
+/// from the log's own timestamp) and it is not `removed`: such a log is malformed whether it
+/// parses or not. Every other log does, and every one of them that parses has a header; the
+/// decoder counts those that do not parse (a `removed` one as not a transfer).
+fn to_decoder(log: &RpcLog, headers: &BTreeMap<u64, BlockHeader>) -> bool {
     log.removed == Some(true)
         || log.block_timestamp.is_some()
         || decode::parse_quantity(&log.block_number).map_or(true, |n| headers.contains_key(&n))
@@ -173,7 +173,7 @@ fn read_logs(
         read += 1;
         report.lines += 1;
         match serde_json::from_str::<RpcLog>(&line) {
-            Ok(log) if has_header(&log, headers) => logs.push(log),
+            Ok(log) if to_decoder(&log, headers) => logs.push(log),
             Ok(log) => {
                 let block = &log.block_number;
                 tracing::debug!(line = report.lines, %block, "skipped a log with no block header");
@@ -188,8 +188,8 @@ fn read_logs(
     Ok((read > 0).then_some(logs))
 }
 
-/// Adds decoded logs to the batch (each decoded log's block header once) and the report.
-/// Returns the number of logs decoded and the range of their blocks.
+/// Adds decoded logs to the batch (each decoded log's block header once) and the report, and
+/// widens `range` to their blocks. Returns the number of logs decoded.
 fn add_decoded(
     batch: &mut Batch,
     report: &mut ImportReport,
