@@ -2,8 +2,9 @@
 //!
 //! Used by `import` and by the indexer alike. ERC20 and ERC721 share the `Transfer` signature
 //! and are told apart by their topic count (3 vs 4); ERC1155 `TransferBatch` is flattened to one
-//! [`NftMove`] per id. Anything else, or anything malformed, is a [`Skip`] the caller counts —
-//! never a panic.
+//! [`NftMove`] per id. Anything else, or anything malformed, is a [`Skip`], counted — never a
+//! panic. [`decode_logs`] is the one loop over a run of raw logs that the follower, the history
+//! fetches and the import share: events out, skips counted by reason.
 
 use alloy::primitives::{B256, U256};
 use alloy::sol;
@@ -117,6 +118,97 @@ pub enum Skip {
     /// A log the node marked `removed` (reorged away).
     #[error("removed log")]
     Removed,
+}
+
+/// The block a parsed log names, and whether the log decoded to transfer events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogBlock {
+    /// The block's number.
+    pub number: u64,
+    /// The block's hash, as the log gives it.
+    pub hash: B256,
+    /// The block's timestamp, when the node puts it in logs (geth ≥ 1.16, anvil, reth).
+    pub timestamp: Option<u64>,
+    /// Whether the log decoded (false: it is counted in [`Skipped`]).
+    pub decoded: bool,
+}
+
+/// The logs [`decode_logs`] did not decode, by [`Skip`] reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Broken encodings ([`Skip::Malformed`]).
+    pub malformed: u64,
+    /// Other events and non-standard shapes ([`Skip::NotTransfer`]).
+    pub not_transfer: u64,
+    /// Logs the node marked `removed` ([`Skip::Removed`]).
+    pub removed: u64,
+}
+
+impl Skipped {
+    /// Every log skipped, whatever the reason.
+    pub fn total(&self) -> u64 {
+        self.malformed + self.not_transfer + self.removed
+    }
+
+    fn count(&mut self, skip: &Skip) {
+        match skip {
+            Skip::Malformed(why) => {
+                tracing::debug!(%why, "skipped a malformed log");
+                self.malformed += 1;
+            }
+            Skip::NotTransfer(_) => self.not_transfer += 1,
+            Skip::Removed => self.removed += 1,
+        }
+    }
+}
+
+/// What [`decode_logs`] made of a run of raw logs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DecodedLogs {
+    /// The block of every log that parsed, decoded or not, in the logs' order.
+    pub blocks: Vec<LogBlock>,
+    /// The ERC20 transfers, in the logs' order.
+    pub erc20: Vec<Erc20Move>,
+    /// The NFT moves (a `TransferBatch` flattened), in the logs' order.
+    pub nft: Vec<NftMove>,
+    /// The logs not decoded, by reason.
+    pub skipped: Skipped,
+}
+
+impl DecodedLogs {
+    /// How many logs decoded (a `TransferBatch` counts once).
+    pub fn decoded(&self) -> usize {
+        self.blocks.iter().filter(|b| b.decoded).count()
+    }
+}
+
+/// Parses and decodes raw logs (the follower's, a history fetch's, an import's): their transfer
+/// events, the block of each log that parsed, and the logs skipped, counted by reason. A log
+/// that does not parse or decode is counted, never an error.
+pub fn decode_logs(logs: &[RpcLog]) -> DecodedLogs {
+    let mut out = DecodedLogs::default();
+    for log in logs {
+        let record = match log.parse() {
+            Ok(r) => r,
+            Err(skip) => {
+                out.skipped.count(&skip);
+                continue;
+            }
+        };
+        let decoded = decode(&record);
+        out.blocks.push(LogBlock {
+            number: record.block_number,
+            hash: record.block_hash,
+            timestamp: record.block_timestamp,
+            decoded: decoded.is_ok(),
+        });
+        match decoded {
+            Ok(Decoded::Erc20(t)) => out.erc20.push(t),
+            Ok(Decoded::Nft(v)) => out.nft.extend(v),
+            Err(skip) => out.skipped.count(&skip),
+        }
+    }
+    out
 }
 
 impl RpcLog {
@@ -366,7 +458,7 @@ mod tests {
         format!("{n:064x}")
     }
 
-    fn log_with(topics: Vec<String>, data: String) -> LogRecord {
+    fn rpc_with(topics: Vec<String>, data: String) -> RpcLog {
         RpcLog {
             address: "0x00000000000000000000000000000000000000aa".into(),
             topics,
@@ -379,8 +471,10 @@ mod tests {
             log_index: "0x3".into(),
             removed: None,
         }
-        .parse()
-        .unwrap()
+    }
+
+    fn log_with(topics: Vec<String>, data: String) -> LogRecord {
+        rpc_with(topics, data).parse().unwrap()
     }
 
     #[test]
@@ -476,5 +570,84 @@ mod tests {
         // Unknown event.
         let l = log_with(vec![format!("0x{}", word(9))], "0x".into());
         assert!(matches!(decode(&l), Err(Skip::NotTransfer(_))));
+    }
+
+    /// A transfer-type event's topics: the signature, then `n` padded addresses 1, 2, 3.
+    fn topics(signature: B256, n: u64) -> Vec<String> {
+        let mut t = vec![format!("{signature}")];
+        t.extend((1..=n).map(|a| format!("0x{}", word(a))));
+        t
+    }
+
+    #[test]
+    fn decode_logs_returns_the_events_and_counts_each_skip() {
+        let mut erc20 = rpc_with(topics(TRANSFER_TOPIC, 2), format!("0x{}", word(5)));
+        erc20.block_number = "0x11".into();
+        erc20.block_timestamp = Some("0x64".into());
+        let mut erc721 = rpc_with(topics(TRANSFER_TOPIC, 2), "0x".into());
+        erc721.topics.push(format!("0x{}", word(9)));
+        // (uint256[] ids, uint256[] values) = ([7, 8], [1, 2])
+        let ids = [0x40, 0xa0, 2, 7, 8, 2, 1, 2].map(word).concat();
+        let batch = rpc_with(topics(TRANSFER_BATCH_TOPIC, 3), format!("0x{ids}"));
+        let all_in_data = rpc_with(
+            topics(TRANSFER_TOPIC, 0),
+            format!("0x{}", word(1).repeat(3)),
+        );
+        let other_event = rpc_with(vec![format!("0x{}", word(9))], "0x".into());
+        let short_data = rpc_with(topics(TRANSFER_TOPIC, 2), "0x01".into());
+        let mut bad_address = rpc_with(topics(TRANSFER_TOPIC, 2), format!("0x{}", word(5)));
+        bad_address.address = "0xnot-an-address".into();
+        let mut removed = erc20.clone();
+        removed.removed = Some(true);
+        let logs = [
+            erc20,
+            all_in_data,
+            erc721,
+            short_data,
+            batch,
+            bad_address,
+            other_event,
+            removed,
+        ];
+
+        let d = decode_logs(&logs);
+
+        assert_eq!(d.erc20.len(), 1);
+        assert_eq!(d.erc20[0].value, Uint256::from_u64(5));
+        let ids: Vec<_> = d.nft.iter().map(|m| (m.standard, m.token_id)).collect();
+        assert_eq!(
+            ids,
+            [
+                (TokenStandard::Erc721, Uint256::from_u64(9)),
+                (TokenStandard::Erc1155, Uint256::from_u64(7)),
+                (TokenStandard::Erc1155, Uint256::from_u64(8)),
+            ]
+        );
+        let want = Skipped {
+            malformed: 2,
+            not_transfer: 2,
+            removed: 1,
+        };
+        assert_eq!(d.skipped, want);
+        assert_eq!(d.skipped.total(), 5);
+        // Every log that parsed names its block, decoded or not, in order.
+        let seen: Vec<_> = d
+            .blocks
+            .iter()
+            .map(|b| (b.number, b.timestamp, b.decoded))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (0x11, Some(0x64), true),
+                (0x10, None, false),
+                (0x10, None, true),
+                (0x10, None, false),
+                (0x10, None, true),
+                (0x10, None, false),
+            ]
+        );
+        assert_eq!(d.decoded(), 3);
+        assert_eq!(decode_logs(&[]), DecodedLogs::default());
     }
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 use sea_orm::DatabaseConnection;
 use serde::Deserialize;
 
-use crate::decode::{self, Decoded, RpcLog, Skip};
+use crate::decode::{self, DecodedLogs, LogBlock, RpcLog};
 use crate::store::{self, Batch, BlockHeader, Checkpoint, StoreError};
 use crate::types::Chain;
 
@@ -132,76 +132,107 @@ pub async fn import_logs(
     import_lines(db, chain, lines, headers).await
 }
 
-/// One log line decoded, with its block's header (from `headers`, or made from the log's own
-/// block timestamp).
-fn decode_line(
-    line: &str,
-    headers: &BTreeMap<u64, BlockHeader>,
-) -> Result<(Decoded, BlockHeader), Skip> {
-    let r = match serde_json::from_str::<RpcLog>(line) {
-        Ok(l) => l.parse()?,
-        Err(e) => return Err(Skip::Malformed(e.to_string())),
-    };
-    let header = headers.get(&r.block_number).cloned().or_else(|| {
-        r.block_timestamp.map(|ts| BlockHeader {
-            number: r.block_number,
-            hash: r.block_hash,
-            parent_hash: None,
-            timestamp: ts,
-        })
-    });
-    let header = header.ok_or_else(|| {
-        Skip::Malformed(format!(
-            "no header or timestamp for block {}",
-            r.block_number
-        ))
-    })?;
-    decode::decode(&r).map(|d| (d, header))
+/// Whether a log goes to the decoder. Not when its block has no header (in `headers`, or made
+/// from the log's own timestamp) and it is not `removed`: such a log is malformed whether it
+/// parses or not. Every other log does, and every one of them that parses has a header; the
+/// decoder counts those that do not parse (a `removed` one as not a transfer).
+fn to_decoder(log: &RpcLog, headers: &BTreeMap<u64, BlockHeader>) -> bool {
+    log.removed == Some(true)
+        || log.block_timestamp.is_some()
+        || decode::parse_quantity(&log.block_number).map_or(true, |n| headers.contains_key(&n))
 }
 
-/// Imports logs given as JSON lines, with their block headers.
+/// The header of a decoded log's block: from `headers`, else made from the log's timestamp.
+fn header_of(headers: &BTreeMap<u64, BlockHeader>, block: &LogBlock) -> Option<BlockHeader> {
+    headers.get(&block.number).cloned().or_else(|| {
+        block.timestamp.map(|timestamp| BlockHeader {
+            number: block.number,
+            hash: block.hash,
+            parent_hash: None,
+            timestamp,
+        })
+    })
+}
+
+/// The next `room` non-empty lines as logs (`None` once the input is used up), counting each
+/// line, and as malformed those that are not JSON logs or whose block has no header.
+fn read_logs(
+    lines: &mut impl Iterator<Item = Result<String, ImportError>>,
+    room: usize,
+    headers: &BTreeMap<u64, BlockHeader>,
+    report: &mut ImportReport,
+) -> Result<Option<Vec<RpcLog>>, ImportError> {
+    let mut logs = Vec::new();
+    let mut read = 0;
+    while read < room {
+        let Some(line) = lines.next() else { break };
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        read += 1;
+        report.lines += 1;
+        match serde_json::from_str::<RpcLog>(&line) {
+            Ok(log) if to_decoder(&log, headers) => logs.push(log),
+            Ok(log) => {
+                let block = &log.block_number;
+                tracing::debug!(line = report.lines, %block, "skipped a log with no block header");
+                report.skipped_malformed += 1;
+            }
+            Err(why) => {
+                tracing::debug!(line = report.lines, %why, "skipped a malformed log line");
+                report.skipped_malformed += 1;
+            }
+        }
+    }
+    Ok((read > 0).then_some(logs))
+}
+
+/// Adds decoded logs to the batch (each decoded log's block header once) and the report, and
+/// widens `range` to their blocks. Returns the number of logs decoded.
+fn add_decoded(
+    batch: &mut Batch,
+    report: &mut ImportReport,
+    headers: &BTreeMap<u64, BlockHeader>,
+    decoded: DecodedLogs,
+    range: &mut Option<(u64, u64)>,
+) -> usize {
+    let mut added = 0;
+    for block in decoded.blocks.iter().filter(|b| b.decoded) {
+        let n = block.number;
+        *range = Some(range.map_or((n, n), |(lo, hi)| (lo.min(n), hi.max(n))));
+        if !batch.blocks.iter().any(|b| b.number == n) {
+            batch.blocks.extend(header_of(headers, block));
+        }
+        added += 1;
+    }
+    report.erc20_transfers += decoded.erc20.len() as u64;
+    report.nft_transfers += decoded.nft.len() as u64;
+    report.skipped_malformed += decoded.skipped.malformed;
+    report.skipped_not_transfer += decoded.skipped.not_transfer + decoded.skipped.removed;
+    batch.erc20.extend(decoded.erc20);
+    batch.nft.extend(decoded.nft);
+    added
+}
+
+/// Imports logs given as JSON lines, with their block headers, in write batches of
+/// [`LOGS_PER_BATCH`] decoded logs.
 pub async fn import_lines(
     db: &DatabaseConnection,
     chain: Chain,
-    lines: impl Iterator<Item = Result<String, ImportError>>,
+    mut lines: impl Iterator<Item = Result<String, ImportError>>,
     headers: BTreeMap<u64, BlockHeader>,
 ) -> Result<ImportReport, ImportError> {
     let mut report = ImportReport::default();
     let mut batch = Batch::default();
     let mut in_batch = 0usize;
     let mut range: Option<(u64, u64)> = None;
-    for line in lines {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        report.lines += 1;
-        let decoded = decode_line(&line, &headers);
-        match decoded {
-            Ok((d, header)) => {
-                let n = header.number;
-                range = Some(range.map_or((n, n), |(lo, hi)| (lo.min(n), hi.max(n))));
-                if !batch.blocks.iter().any(|b| b.number == n) {
-                    batch.blocks.push(header);
-                }
-                match d {
-                    Decoded::Erc20(t) => {
-                        report.erc20_transfers += 1;
-                        batch.erc20.push(t);
-                    }
-                    Decoded::Nft(v) => {
-                        report.nft_transfers += v.len() as u64;
-                        batch.nft.extend(v);
-                    }
-                }
-                in_batch += 1;
-            }
-            Err(Skip::Malformed(why)) => {
-                tracing::debug!(line = report.lines, %why, "skipped malformed log");
-                report.skipped_malformed += 1;
-            }
-            Err(_) => report.skipped_not_transfer += 1,
-        }
+    // A line decodes to one log at most, so reading as many lines as the batch has room for
+    // fills it on the very line that filled it when lines were decoded one by one.
+    while let Some(logs) = read_logs(&mut lines, LOGS_PER_BATCH - in_batch, &headers, &mut report)?
+    {
+        let decoded = decode::decode_logs(&logs);
+        in_batch += add_decoded(&mut batch, &mut report, &headers, decoded, &mut range);
         if in_batch >= LOGS_PER_BATCH {
             report.blocks += batch.blocks.len() as u64;
             store::write_batch(db, chain, &std::mem::take(&mut batch)).await?;

@@ -10,12 +10,13 @@ use tokio::sync::watch;
 
 use super::config::ChainConfig;
 use super::progress::Progress;
-use super::range::RangeSizer;
+use super::range::{RangeSizer, Shrinking};
 use super::reorg::{find_fork, Fork};
 use super::retry::{jitter, pause};
 use super::rpc::{Rpc, RpcFailure};
+use super::shrink::fetch_shrinking;
 use super::{IndexerError, StepError};
-use crate::decode::{self, Decoded, Erc20Move, NftMove};
+use crate::decode::{self, Erc20Move, NftMove};
 use crate::store::lease::Fence;
 use crate::store::{self, rollback, Batch, BlockHeader, Checkpoint};
 use crate::types::Chain;
@@ -90,11 +91,6 @@ impl RangePlan {
         self.sizer.size().min(self.fit).max(1)
     }
 
-    /// A range of `span` blocks was refused as too large; false when one block already was.
-    pub fn refused(&mut self, span: u64, suggested: Option<u64>) -> bool {
-        self.sizer.too_large(span, suggested)
-    }
-
     /// A range of `span` blocks returned `logs` logs. (A range cut short by the head says as
     /// much about the density as a full one: the cap grows from itself, not from `span`.)
     pub fn fetched(&mut self, span: u64, logs: usize) {
@@ -104,6 +100,17 @@ impl RangePlan {
             0 => grow,
             n => grow.min(LOG_BUDGET.saturating_mul(span) / n).max(1),
         };
+    }
+}
+
+impl Shrinking for RangePlan {
+    fn next_span(&self) -> u64 {
+        self.span()
+    }
+
+    /// A refusal shrinks the provider-driven size; the density cap stays.
+    fn shrink(&mut self, span: u64, suggested: Option<u64>) -> bool {
+        self.sizer.too_large(span, suggested)
     }
 }
 
@@ -143,34 +150,16 @@ async fn fetch_range(
     target: u64,
     dense_from: u64,
 ) -> Result<Fetched, RpcFailure> {
-    let mut to = (from + plan.span() - 1).min(target);
-    let logs = loop {
-        match rpc.transfer_logs(from, to, None).await {
-            Ok(l) => break l,
-            Err(RpcFailure::TooLarge { message, suggested }) => {
-                if !plan.refused(to - from + 1, suggested) {
-                    return Err(RpcFailure::Transient(format!(
-                        "even one block is refused: {message}"
-                    )));
-                }
-                to = (from + plan.span() - 1).min(target);
-            }
-            Err(e) => return Err(e),
-        }
-    };
+    let (to, logs) = fetch_shrinking(&mut plan, from, target, |from, to| {
+        rpc.transfer_logs(from, to, None)
+    })
+    .await?;
     plan.fetched(to - from + 1, logs.len());
 
     let n_logs = logs.len() as u64;
-    let mut skipped = 0u64;
-    let mut records = Vec::with_capacity(logs.len());
-    for l in &logs {
-        match l.parse() {
-            Ok(r) => records.push(r),
-            Err(_) => skipped += 1,
-        }
-    }
+    let decoded = decode::decode_logs(&logs);
     drop(logs);
-    let mut need: BTreeSet<u64> = records.iter().map(|l| l.block_number).collect();
+    let mut need: BTreeSet<u64> = decoded.blocks.iter().map(|b| b.number).collect();
     need.insert(from);
     need.insert(to);
     // Keep every header near the head so that a reorg finds its fork exactly.
@@ -178,28 +167,20 @@ async fn fetch_range(
         need.extend(dense_from.max(from)..=to);
     }
     let headers = rpc.headers(&need.into_iter().collect::<Vec<_>>()).await?;
-    let changed = records
+    let changed = decoded
+        .blocks
         .iter()
-        .find(|l| headers.get(&l.block_number).map(|h| h.hash) != Some(l.block_hash))
-        .map(|l| l.block_number);
-
-    let (mut erc20, mut nft) = (Vec::new(), Vec::new());
-    for r in &records {
-        match decode::decode(r) {
-            Ok(Decoded::Erc20(t)) => erc20.push(t),
-            Ok(Decoded::Nft(v)) => nft.extend(v),
-            Err(_) => skipped += 1,
-        }
-    }
+        .find(|b| headers.get(&b.number).map(|h| h.hash) != Some(b.hash))
+        .map(|b| b.number);
     Ok(Fetched {
         to,
         plan,
         headers,
-        erc20,
-        nft,
+        erc20: decoded.erc20,
+        nft: decoded.nft,
         changed,
         logs: n_logs,
-        skipped,
+        skipped: decoded.skipped.total(),
     })
 }
 
@@ -529,9 +510,9 @@ mod tests {
             p.fetched(p.span(), 0);
         }
         assert_eq!(p.span(), 500);
-        assert!(p.refused(500, Some(50)));
+        assert!(p.shrink(500, Some(50)));
         assert_eq!(p.span(), 50);
         let mut one = plan(1, 1);
-        assert!(!one.refused(1, None));
+        assert!(!one.shrink(1, None));
     }
 }

@@ -23,11 +23,12 @@ use super::range::RangeSizer;
 use super::retry::jitter;
 use super::retry::pause;
 use super::rpc::{Rpc, RpcFailure};
+use super::shrink::fetch_shrinking;
 use super::StepError;
-use crate::decode::{self, Decoded, RpcLog};
+use crate::decode::{self, RpcLog, Skipped};
 use crate::store::scopes::{self, Failure, Job, Progress};
 use crate::store::{self, Batch, BlockHeader};
-use crate::telemetry::metrics::{HISTORY_ACTIVE, HISTORY_LOGS, HISTORY_SCOPES};
+use crate::telemetry::metrics::{HISTORY_ACTIVE, HISTORY_LOGS, HISTORY_SCOPES, HISTORY_SKIPPED};
 use crate::types::{Address, Chain, Scope, ScopeKind, ScopeState};
 
 pub use crate::store::scopes::schedule;
@@ -176,12 +177,19 @@ async fn fetch(
     let mut current = logs_of(rpc, job.scope, job.from, start, &mut sizer).await?;
     loop {
         let (to, logs) = current;
-        let batch = batch_of(rpc, job.scope, to, &logs).await?;
+        let (batch, skipped) = batch_of(rpc, job.scope, to, &logs).await?;
         let write = store::write_batch(db, cfg.chain, &batch);
         let next = to + 1;
+        let stored = Stored {
+            chain: cfg.chain,
+            scope: job.scope,
+            through: to,
+            logs: logs.len() as u64,
+            skipped,
+        };
         if next >= start {
             write.await?;
-            fetched(cfg.chain, job.scope.kind, logs.len() as u64);
+            stored.report();
             return Ok(Turn::Done);
         }
         if *stop.borrow() {
@@ -190,7 +198,7 @@ async fn fetch(
         }
         if Instant::now() >= deadline {
             write.await?;
-            fetched(cfg.chain, job.scope.kind, logs.len() as u64);
+            stored.report();
             if scopes::any_waiting(db, cfg.chain).await? {
                 return Ok(Turn::Yield);
             }
@@ -201,7 +209,7 @@ async fn fetch(
         let (written, ahead) =
             tokio::join!(write, logs_of(rpc, job.scope, next, start, &mut sizer));
         written?;
-        fetched(cfg.chain, job.scope.kind, logs.len() as u64);
+        stored.report();
         current = ahead?;
     }
 }
@@ -214,58 +222,52 @@ async fn logs_of(
     start: u64,
     sizer: &mut RangeSizer,
 ) -> Result<(u64, Vec<RpcLog>), StepError> {
-    let mut to = (from + sizer.size() - 1).min(start - 1);
-    loop {
-        let r = match scope.kind {
+    let got = fetch_shrinking(sizer, from, start - 1, |from, to| async move {
+        match scope.kind {
             ScopeKind::Contract => rpc.transfer_logs(from, to, Some(scope.address)).await,
             ScopeKind::Wallet => rpc.wallet_logs(from, to, scope.address).await,
-        };
-        match r {
-            Ok(logs) => {
-                sizer.success();
-                return Ok((to, logs));
-            }
-            Err(RpcFailure::TooLarge { message, suggested }) => {
-                if !sizer.too_large(to - from + 1, suggested) {
-                    return Err(RpcFailure::Transient(format!(
-                        "even one block is refused: {message}"
-                    ))
-                    .into());
-                }
-                to = (from + sizer.size() - 1).min(start - 1);
-            }
-            Err(e) => return Err(e.into()),
         }
-    }
+    })
+    .await?;
+    sizer.success();
+    Ok(got)
 }
 
-/// The write batch of one fetched range: decoded transfers, their blocks' headers, and the
-/// scope's progress through `to`.
-async fn batch_of(rpc: &Rpc, scope: Scope, to: u64, logs: &[RpcLog]) -> Result<Batch, StepError> {
-    let parsed: Vec<decode::LogRecord> = logs.iter().filter_map(|l| l.parse().ok()).collect();
+/// The write batch of one fetched range (decoded transfers, their blocks' headers, and the
+/// scope's progress through `to`), and the logs skipped as not decodable.
+async fn batch_of(
+    rpc: &Rpc,
+    scope: Scope,
+    to: u64,
+    logs: &[RpcLog],
+) -> Result<(Batch, Skipped), StepError> {
+    let decoded = decode::decode_logs(logs);
     // Nodes that put `blockTimestamp` in logs (geth ≥ 1.16, anvil, reth) spare the header
     // calls: a block below the start block needs no parent hash (reorgs are handled above it).
     let mut headers: BTreeMap<u64, BlockHeader> = BTreeMap::new();
-    for r in &parsed {
-        if let Some(ts) = r.block_timestamp {
-            headers.entry(r.block_number).or_insert(BlockHeader {
-                number: r.block_number,
-                hash: r.block_hash,
+    for b in &decoded.blocks {
+        if let Some(ts) = b.timestamp {
+            headers.entry(b.number).or_insert(BlockHeader {
+                number: b.number,
+                hash: b.hash,
                 parent_hash: None,
                 timestamp: ts,
             });
         }
     }
-    let need: Vec<u64> = parsed
+    let need: Vec<u64> = decoded
+        .blocks
         .iter()
-        .map(|l| l.block_number)
+        .map(|b| b.number)
         .filter(|b| !headers.contains_key(b))
         .collect::<BTreeSet<u64>>()
         .into_iter()
         .collect();
     headers.extend(rpc.headers(&need).await?);
-    let mut batch = Batch {
+    let batch = Batch {
         blocks: headers.into_values().collect(),
+        erc20: decoded.erc20,
+        nft: decoded.nft,
         history: Some(Progress {
             scope,
             through: to,
@@ -273,14 +275,7 @@ async fn batch_of(rpc: &Rpc, scope: Scope, to: u64, logs: &[RpcLog]) -> Result<B
         }),
         ..Default::default()
     };
-    for r in &parsed {
-        match decode::decode(r) {
-            Ok(Decoded::Erc20(t)) => batch.erc20.push(t),
-            Ok(Decoded::Nft(v)) => batch.nft.extend(v),
-            Err(_) => {}
-        }
-    }
-    Ok(batch)
+    Ok((batch, decoded.skipped))
 }
 
 /// Schedules the history of `addresses` as `kind` scopes (for `tokenql sync`).
@@ -318,9 +313,36 @@ fn outcome(chain: Chain, kind: ScopeKind, outcome: &'static str) {
         .increment(1);
 }
 
-fn fetched(chain: Chain, kind: ScopeKind, logs: u64) {
-    metrics::counter!(HISTORY_LOGS, "chain" => chain.name(), "scope" => kind.as_str())
-        .increment(logs);
+/// A range a history fetch stored: its logs, and those skipped as not decodable.
+struct Stored {
+    chain: Chain,
+    scope: Scope,
+    through: u64,
+    logs: u64,
+    skipped: Skipped,
+}
+
+impl Stored {
+    /// Counts the range's logs and skipped logs (`tokenql_history_logs_total`,
+    /// `tokenql_history_logs_skipped_total`, as the follower counts its own), and says what was
+    /// skipped at debug level (as `tokenql import` does).
+    fn report(&self) {
+        let (chain, kind) = (self.chain.name(), self.scope.kind.as_str());
+        metrics::counter!(HISTORY_LOGS, "chain" => chain, "scope" => kind).increment(self.logs);
+        metrics::counter!(HISTORY_SKIPPED, "chain" => chain, "scope" => kind)
+            .increment(self.skipped.total());
+        if self.skipped.total() > 0 {
+            tracing::debug!(
+                chain = %self.chain,
+                scope = %self.scope,
+                through = self.through,
+                logs = self.logs,
+                skipped_malformed = self.skipped.malformed,
+                skipped_not_transfer = self.skipped.not_transfer + self.skipped.removed,
+                "history range stored; logs skipped as not decodable"
+            );
+        }
+    }
 }
 
 /// Polls until every `kind` scope of `addresses` is complete or failed, reporting progress
@@ -368,5 +390,91 @@ pub async fn wait(
             last = Instant::now();
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::TRANSFER_TOPIC;
+    use crate::indexer::retry::RetryPolicy;
+
+    fn word(n: u64) -> String {
+        format!("0x{n:064x}")
+    }
+
+    /// A timestamped log of block 7 (so no header is asked for) with these topics and data.
+    fn log(topics: Vec<String>, data: &str) -> RpcLog {
+        serde_json::from_value(serde_json::json!({
+            "address": "0x00000000000000000000000000000000000000aa",
+            "topics": topics,
+            "data": data,
+            "blockNumber": "0x7",
+            "blockHash": word(0xb7),
+            "blockTimestamp": "0x64",
+            "transactionHash": word(0x7a),
+            "transactionIndex": "0x0",
+            "logIndex": "0x1",
+        }))
+        .expect("log")
+    }
+
+    #[tokio::test]
+    async fn a_range_counts_the_logs_it_skips() {
+        // Nothing answers there: every log is timestamped, so no header is fetched.
+        let rpc = Rpc::new(
+            "http://127.0.0.1:9",
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+        )
+        .expect("rpc");
+        let wallet = Address::parse("0x0000000000000000000000000000000000000002").expect("a");
+        let scope = Scope {
+            kind: ScopeKind::Wallet,
+            address: wallet,
+        };
+        let transfer = vec![format!("{TRANSFER_TOPIC}"), word(1), word(2)];
+        let all_in_data = format!("0x{}", [1u64, 2, 5].map(|n| format!("{n:064x}")).concat());
+        let mut removed = log(transfer.clone(), &word(5));
+        removed.removed = Some(true);
+        let logs = [
+            log(transfer.clone(), &word(5)),
+            // Every argument in `data`: not a standard transfer.
+            log(vec![format!("{TRANSFER_TOPIC}")], &all_in_data),
+            log(transfer, "0x01"),
+            removed,
+        ];
+
+        let (batch, skipped) = batch_of(&rpc, scope, 9, &logs).await.expect("batch");
+
+        assert_eq!((batch.erc20.len(), batch.nft.len()), (1, 0));
+        assert_eq!(batch.erc20[0].to, wallet);
+        assert_eq!(batch.blocks.len(), 1);
+        let progress = batch.history.expect("progress");
+        assert_eq!((progress.through, progress.logs), (9, 4));
+        let want = Skipped {
+            malformed: 1,
+            not_transfer: 1,
+            removed: 1,
+        };
+        assert_eq!(skipped, want);
+
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let stored = Stored {
+            chain: Chain::ETH,
+            scope,
+            through: 9,
+            logs: 4,
+            skipped,
+        };
+        metrics::with_local_recorder(&recorder, || stored.report());
+        let text = handle.render();
+        for want in [
+            "tokenql_history_logs_total{chain=\"eth\",scope=\"wallet\"} 4",
+            "tokenql_history_logs_skipped_total{chain=\"eth\",scope=\"wallet\"} 3",
+        ] {
+            assert!(text.contains(want), "no `{want}` in:\n{text}");
+        }
     }
 }

@@ -6,7 +6,8 @@
 //!   depth) with adaptive `eth_getLogs` ranges, writes each range through [`crate::store`] in one
 //!   transaction with the checkpoint, and detects reorgs by block hashes ([`reorg`]);
 //! - the [`history`] workers fetch, per wallet and per contract and on demand, the history
-//!   before the start block;
+//!   before the start block (both ask for ranges sized by [`range`], and ask again with less
+//!   while the provider refuses one, [`shrink`]; both decode with [`crate::decode::decode_logs`]);
 //! - the [`contract_reads`] worker reads contract names, symbols, decimals and standards by
 //!   `eth_call`, off the ingest path.
 //!
@@ -29,6 +30,7 @@ pub mod range;
 pub mod reorg;
 pub mod retry;
 pub mod rpc;
+pub mod shrink;
 mod start;
 pub mod status;
 

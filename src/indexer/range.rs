@@ -4,6 +4,9 @@
 //! than 10000 results", "block range too large", timeouts). The sizer halves the range on such
 //! a refusal and grows it back (×2) after a run of successes, between `min` and `max` blocks.
 //! When the provider names a range it would accept, the sizer uses that directly.
+//! Both the follower's `RangePlan` and the history fetches' [`RangeSizer`] are [`Shrinking`], so
+//! that [`super::shrink::fetch_shrinking`] is the one loop asking again with less while a range
+//! is refused.
 
 /// The range sizer's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +59,26 @@ impl RangeSizer {
             self.successes = 0;
             self.current = self.current.saturating_mul(2).min(self.max);
         }
+    }
+}
+
+/// A range size that a refusal shrinks: the next span to ask for, and what a refusal does to it.
+pub trait Shrinking {
+    /// Blocks to ask for next (at least one).
+    fn next_span(&self) -> u64;
+
+    /// A range of `span` blocks was refused as too large (the provider may suggest a span).
+    /// False when it cannot shrink any further: one block is already too much.
+    fn shrink(&mut self, span: u64, suggested: Option<u64>) -> bool;
+}
+
+impl Shrinking for RangeSizer {
+    fn next_span(&self) -> u64 {
+        self.size()
+    }
+
+    fn shrink(&mut self, span: u64, suggested: Option<u64>) -> bool {
+        self.too_large(span, suggested)
     }
 }
 

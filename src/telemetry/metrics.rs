@@ -18,6 +18,9 @@
 //! | [`RATE_LIMITED`] | counter | `key_id` |
 //! | [`INDEXER_HEAD`], [`INDEXER_INDEXED`], [`INDEXER_LAG`] | gauges, blocks | `chain` |
 //! | [`INDEXER_BLOCKS`], [`INDEXER_LOGS`], [`INDEXER_SKIPPED`] | counters | `chain` |
+//! | [`HISTORY_ACTIVE`] | gauge, fetches running now | `chain` |
+//! | [`HISTORY_SCOPES`] | counter, fetches finished | `chain`, `scope` (`wallet`, `contract`), `outcome` (`synced`, `failed`) |
+//! | [`HISTORY_LOGS`], [`HISTORY_SKIPPED`] | counters, logs fetched / skipped as not decodable | `chain`, `scope` |
 //! | [`RPC_REQUESTS`] | counter | `chain`, `method` |
 //! | [`RPC_ERRORS`] | counter, every failed attempt | `chain`, `method`, `class` (`transient`, `too_large`, `permanent`) |
 //! | [`DB_POOL_CONNECTIONS`], [`DB_POOL_IDLE`], [`DB_POOL_MAX`] | gauges, refreshed at each scrape | `backend` |
@@ -53,6 +56,8 @@ pub const INDEXER_SKIPPED: &str = "tokenql_indexer_logs_skipped_total";
 pub const HISTORY_ACTIVE: &str = "tokenql_history_fetches_active";
 pub const HISTORY_SCOPES: &str = "tokenql_history_scopes_total";
 pub const HISTORY_LOGS: &str = "tokenql_history_logs_total";
+/// Logs a history fetch skipped as not decodable (the follower's are [`INDEXER_SKIPPED`]).
+pub const HISTORY_SKIPPED: &str = "tokenql_history_logs_skipped_total";
 pub const RPC_REQUESTS: &str = "tokenql_rpc_requests_total";
 pub const RPC_ERRORS: &str = "tokenql_rpc_errors_total";
 pub const DB_POOL_CONNECTIONS: &str = "tokenql_db_pool_connections";
@@ -157,6 +162,10 @@ fn describe() {
     describe_counter!(
         HISTORY_LOGS,
         "Logs fetched by history fetches, by scope kind."
+    );
+    describe_counter!(
+        HISTORY_SKIPPED,
+        "Logs fetched by history fetches and skipped as not decodable, by scope kind."
     );
     describe_counter!(
         RPC_REQUESTS,

@@ -39,7 +39,14 @@ fn word(n: u128) -> String {
     format!("{n:064x}")
 }
 
-fn log(contract: &str, topics: Vec<String>, data: String, block: u64, log_index: u64) -> String {
+/// A log line of `contract` in `block` (JSON-RPC hex encoding), as `tokenql import` reads it.
+pub(crate) fn log(
+    contract: &str,
+    topics: Vec<String>,
+    data: String,
+    block: u64,
+    log_index: u64,
+) -> String {
     json!({
         "address": contract,
         "topics": topics,

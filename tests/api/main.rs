@@ -18,6 +18,7 @@ mod graphql_graph;
 mod graphql_http;
 mod graphql_schema;
 mod graphql_statements;
+mod import_counts;
 mod lists;
 mod moralis_lookups;
 mod openapi_doc;
