@@ -6,6 +6,7 @@
 //!   per-backend `backend_tests!` macro, the demo's ground truth, the `tokenql` binary.
 //! - [`anvil`]: a real local chain (anvil) and the contracts deployed on it.
 //! - [`indexer`]: the indexer run in process or as a process against anvil, and chain reads.
+//! - [`history`]: the history-on-demand suite's scene, truth and checks.
 //! - [`proxy`]: a fault-injecting JSON-RPC proxy in front of anvil.
 //! - [`offchain`]: the local web / IPFS / Arweave server the off-chain workers fetch from.
 //! - [`graphql`]: the in-process GraphQL harness (schema on a fresh demo database).
@@ -19,6 +20,7 @@
 pub mod anvil;
 pub mod common;
 pub mod graphql;
+pub mod history;
 pub mod indexer;
 pub mod offchain;
 pub mod pg;
