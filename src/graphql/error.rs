@@ -119,6 +119,7 @@ impl From<QueryError> for GqlError {
     fn from(e: QueryError) -> Self {
         match e {
             QueryError::BadCursor(c) => GqlError::bad_input("after", format!("cursor {c}")),
+            e @ QueryError::AboveHead { .. } => GqlError::bad_input("toBlock", e.to_string()),
             _ if e.fault() == Fault::Unavailable => {
                 tracing::error!(error = %e, "GraphQL query failed: the database is unavailable");
                 GqlError::unavailable()

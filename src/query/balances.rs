@@ -62,6 +62,8 @@ impl TokenBalanceQuery {
             alternatives,
             schedule: wallet,
             none: false,
+            up_to: self.to_block.map(|b| b.0),
+            as_of: true,
         }
     }
 

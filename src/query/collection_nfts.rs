@@ -66,7 +66,7 @@ impl CollectionNftsQuery {
         Needs {
             alternatives: vec![collection.clone()],
             schedule: collection,
-            none: false,
+            ..Needs::default()
         }
     }
 }

@@ -74,7 +74,7 @@ impl QueryService {
         let needs = Needs {
             alternatives: vec![wallet.clone()],
             schedule: wallet,
-            none: false,
+            ..Needs::default()
         };
         // The page and the state it is judged by, as of one moment.
         let snap = self.snapshot().await?;

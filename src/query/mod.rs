@@ -51,6 +51,9 @@ pub enum QueryError {
     /// The cursor is malformed, tampered with, or belongs to another query.
     #[error("cursor {0}")]
     BadCursor(#[from] CursorError),
+    /// The question asks for a state as of a block above the chain's head.
+    #[error("block {block} is above the chain's head ({head}); ask up to block {head} at most")]
+    AboveHead { block: u64, head: u64 },
     /// A database failure: never shown to the user.
     #[error("database error: {0}")]
     Db(#[from] DbErr),
@@ -66,7 +69,7 @@ pub const UNAVAILABLE_MESSAGE: &str = "the service is temporarily unavailable; r
 /// status, GraphQL with its `extensions.code` and status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
-    /// The request is wrong (a bad cursor): 400, `BAD_USER_INPUT`.
+    /// The request is wrong (a bad cursor, a block above the head): 400, `BAD_USER_INPUT`.
     User,
     /// The database cannot be reached (no connection to be had): 503, `SERVICE_UNAVAILABLE`.
     Unavailable,
@@ -78,7 +81,7 @@ impl QueryError {
     /// Whose fault this error is.
     pub fn fault(&self) -> Fault {
         match self {
-            QueryError::BadCursor(_) => Fault::User,
+            QueryError::BadCursor(_) | QueryError::AboveHead { .. } => Fault::User,
             QueryError::Db(DbErr::ConnectionAcquire(_) | DbErr::Conn(_)) => Fault::Unavailable,
             QueryError::Db(_) | QueryError::Corrupt(_) => Fault::Ours,
         }

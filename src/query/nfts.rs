@@ -56,13 +56,13 @@ impl NftQuery {
             Needs {
                 alternatives: vec![wallet.clone()],
                 schedule: wallet,
-                none: false,
+                ..Needs::default()
             }
         } else {
             Needs {
                 alternatives: vec![wallet, named.clone()],
                 schedule: named,
-                none: false,
+                ..Needs::default()
             }
         }
     }

@@ -39,7 +39,7 @@ impl NftOwnersQuery {
         Needs {
             alternatives: vec![collection.clone()],
             schedule: collection,
-            none: false,
+            ..Needs::default()
         }
     }
 }

@@ -72,7 +72,12 @@ impl Snapshot<'_> {
         let view = service.chain_view(&self.txn, chain).await?;
         let rows = service.scope_rows(&self.txn, chain, &needs(None)).await?;
         let needs = needs(view.start_block);
-        let (done, schedule) = service.judge(&view, &needs, &rows);
+        if let (Some(block), Some(head), true) = (needs.up_to, view.head, needs.as_of) {
+            if block > head {
+                return Err(QueryError::AboveHead { block, head });
+            }
+        }
+        let (done, schedule) = QueryService::judge(&view, &needs, &rows);
         if schedule {
             *self.schedule.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some((chain, needs.schedule));

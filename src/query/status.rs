@@ -29,6 +29,8 @@ pub struct ChainView {
     pub complete: bool,
     /// The live start block: every transfer from here on is stored. `None`: not known yet.
     pub start_block: Option<u64>,
+    /// The chain's head as the indexer last saw it (on a replica, the primary's indexer too).
+    pub head: Option<u64>,
     /// The last block the indexer has stored (as of the snapshot it was read in): a complete
     /// answer holds every record up to it. `None`: nothing indexed yet.
     pub indexed_block: Option<u64>,
@@ -44,6 +46,12 @@ pub struct Needs {
     pub schedule: Vec<Scope>,
     /// The answer needs no history (e.g. transfers from the live start block on).
     pub none: bool,
+    /// The last block the answer covers (`to_block`); `None`: the indexed head. Complete only
+    /// once the indexer has stored it (or the chain's head, when it lies beyond).
+    pub up_to: Option<u64>,
+    /// `up_to` is the block the answer is as of (a balance at block N), not the end of a range
+    /// of records: a block above the chain's head is refused, not answered.
+    pub as_of: bool,
 }
 
 impl Needs {
@@ -102,6 +110,7 @@ impl QueryService {
                 lagging: true,
                 complete: false,
                 start_block: None,
+                head: None,
                 indexed_block: None,
             });
         };
@@ -118,6 +127,9 @@ impl QueryService {
             lagging,
             complete: s.history_complete || start_block == Some(0),
             start_block,
+            head: head
+                .max(s.indexed_block)
+                .and_then(|h| u64::try_from(h).ok()),
             indexed_block: s.indexed_block.and_then(|b| u64::try_from(b).ok()),
         })
     }
@@ -136,12 +148,7 @@ impl QueryService {
     /// Decides an answer's completeness from the chain's state and its scopes' rows (read in
     /// the page's snapshot). The second value is the history to schedule, if any: the answer is
     /// incomplete and one of its scopes has no row yet, or failed and may be retried now.
-    pub fn judge(
-        &self,
-        view: &ChainView,
-        needs: &Needs,
-        rows: &[ScopeRow],
-    ) -> (Completeness, bool) {
+    pub fn judge(view: &ChainView, needs: &Needs, rows: &[ScopeRow]) -> (Completeness, bool) {
         let synced = |s: &Scope| {
             rows.iter()
                 .any(|r| r.scope == *s && r.state == ScopeState::Synced)
@@ -152,8 +159,14 @@ impl QueryService {
                 .alternatives
                 .iter()
                 .any(|alt| !alt.is_empty() && alt.iter().all(synced));
-        let schedule = !complete && self.needs_scheduling(needs, rows);
-        let status = if complete && !view.lagging {
+        let schedule = !complete && Self::needs_scheduling(needs, rows);
+        // An answer up to a block the indexer has not stored yet is incomplete, whatever its
+        // scopes: the node may have records there that are not stored.
+        let reached = needs.up_to.is_none_or(|b| {
+            let last = view.head.map_or(b, |h| b.min(h));
+            view.indexed_block.is_some_and(|i| last <= i)
+        });
+        let status = if complete && reached && !view.lagging {
             SyncStatus::Synced
         } else {
             SyncStatus::Syncing
@@ -168,7 +181,7 @@ impl QueryService {
     }
 
     /// Whether a scope to schedule has no row yet, or failed and may be retried now.
-    fn needs_scheduling(&self, needs: &Needs, rows: &[ScopeRow]) -> bool {
+    fn needs_scheduling(needs: &Needs, rows: &[ScopeRow]) -> bool {
         let now = now_ms();
         needs
             .schedule
@@ -196,8 +209,54 @@ mod tests {
         let needs = Needs {
             alternatives: vec![vec![w], vec![c, w]],
             schedule: vec![w],
-            none: false,
+            ..Needs::default()
         };
         assert_eq!(needs.scopes(), vec![c, w]);
+    }
+
+    fn view(indexed: u64, head: u64) -> ChainView {
+        ChainView {
+            lagging: false,
+            complete: true,
+            start_block: Some(0),
+            head: Some(head),
+            indexed_block: Some(indexed),
+        }
+    }
+
+    fn up_to(block: Option<u64>) -> Needs {
+        Needs {
+            up_to: block,
+            ..Needs::default()
+        }
+    }
+
+    #[test]
+    fn an_answer_up_to_a_block_not_stored_yet_is_syncing() {
+        let status = |v: ChainView, n: Needs| QueryService::judge(&v, &n, &[]).0.status;
+        // The indexer within the lag of the head: complete up to what it stored.
+        assert_eq!(status(view(100, 105), up_to(None)), SyncStatus::Synced);
+        assert_eq!(status(view(100, 105), up_to(Some(100))), SyncStatus::Synced);
+        // The node has block 103, the indexer has not stored it.
+        assert_eq!(
+            status(view(100, 105), up_to(Some(103))),
+            SyncStatus::Syncing
+        );
+        // A range ending past the head covers what exists: up to the head.
+        assert_eq!(
+            status(view(105, 105), up_to(Some(10_000))),
+            SyncStatus::Synced
+        );
+        assert_eq!(
+            status(view(104, 105), up_to(Some(10_000))),
+            SyncStatus::Syncing
+        );
+        // Nothing indexed: never complete.
+        let none = ChainView {
+            indexed_block: None,
+            head: None,
+            ..view(0, 0)
+        };
+        assert_eq!(status(none, up_to(Some(1))), SyncStatus::Syncing);
     }
 }

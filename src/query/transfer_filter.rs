@@ -105,6 +105,8 @@ impl TransferFilter {
                 .collect(),
             schedule,
             none: live,
+            up_to: self.blocks.to.map(|b| b.0),
+            as_of: false,
         }
     }
 

@@ -24,7 +24,7 @@ use crate::query::{ContractInfo, Include, TokenBalance};
 /// The response header carrying the answer's `SYNCED` / `SYNCING` status.
 pub const SYNC_STATUS_HEADER: HeaderName = HeaderName::from_static("x-sync-status");
 
-/// One token balance, in v2.2's shape (`erc20TokenBalance`). Logos are not tracked (`null`).
+/// One token balance, in v2.2's shape (`erc20TokenBalance`).
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = erc20TokenBalance)]
 pub struct BalanceRecord {
@@ -40,9 +40,9 @@ pub struct BalanceRecord {
     /// The token's name, when known.
     #[schema(example = "Tether USD")]
     pub name: Option<String>,
-    /// Not tracked (always `null`).
+    /// The token's logo, from the imported token list; `null` when the list has none.
     pub logo: Option<String>,
-    /// Not tracked (always `null`).
+    /// The same logo (no smaller image is kept); `null` when the list has none.
     pub thumbnail: Option<String>,
     /// The token's decimals, when known (a JSON number, as v2.2 has it).
     #[schema(minimum = 0, example = 6)]
@@ -62,8 +62,8 @@ impl BalanceRecord {
             token_address: b.contract.to_string(),
             symbol: text(info.and_then(|i| i.symbol.as_ref())),
             name: text(info.and_then(|i| i.name.as_ref())),
-            logo: None,
-            thumbnail: None,
+            logo: text(info.and_then(|i| i.logo.as_ref())),
+            thumbnail: text(info.and_then(|i| i.logo.as_ref())),
             decimals: info.and_then(|i| i.decimals),
             balance: b.balance.to_decimal(),
             possible_spam: info.is_some_and(|i| i.possible_spam),

@@ -122,6 +122,7 @@ impl ApiError {
         let detail = e.to_string();
         match (e.fault(), e) {
             (_, QueryError::BadCursor(c)) => Self::bad("cursor", c.to_string()),
+            (_, e @ QueryError::AboveHead { .. }) => Self::bad("to_block", e.to_string()),
             (Fault::Unavailable, _) => ApiError::Unavailable { context, detail },
             _ => ApiError::Internal { context, detail },
         }

@@ -1264,7 +1264,8 @@ async fn v2_2_balances_route(backend: Backend) {
     let app = common::spawn(backend).await;
     app.load_demo().await;
     let busiest = truth.busiest_wallets();
-    let mut checked = 0;
+    let listed = crate::support::common::truth::token_list();
+    let (mut checked, mut logos) = (0, 0);
     for (w, _) in busiest.iter().take(4) {
         let want = balances_of(&truth, w, u64::MAX);
         let (status, headers, body) = app
@@ -1302,7 +1303,14 @@ async fn v2_2_balances_route(backend: Backend) {
             if let Some(d) = meta.and_then(|m| m.decimals) {
                 assert_eq!(r["decimals"], json!(d), "{r}");
             }
-            assert!(r["logo"].is_null() && r["thumbnail"].is_null(), "{r}");
+            // The token list's logo, as the transfer routes' `token_logo` (issue 25).
+            let logo = listed
+                .get(r["token_address"].as_str().unwrap_or_default())
+                .map(|t| t.logo.clone())
+                .filter(|l| !l.is_empty());
+            assert_eq!(text(&r["logo"]), logo, "{r}");
+            assert_eq!(r["thumbnail"], r["logo"], "{r}");
+            logos += usize::from(logo.is_some());
             assert!(r["possible_spam"].is_boolean() && r["verified_contract"].is_boolean());
         }
         // The default leaves out exactly the tokens marked possible spam.
@@ -1315,8 +1323,8 @@ async fn v2_2_balances_route(backend: Backend) {
         assert_eq!(got, kept, "{w}: exclude_spam defaults to true");
     }
     assert!(
-        checked > 4,
-        "the busiest wallets hold several tokens: {checked}"
+        checked > 4 && logos > 0,
+        "the busiest wallets hold several tokens, some listed: {checked}, {logos} with a logo"
     );
 
     // A balance in the past, and of named tokens only.
@@ -1373,6 +1381,22 @@ async fn v2_2_balances_route(backend: Backend) {
     want.dedup();
     assert_eq!(got, want, "token_addresses");
 
+    // A balance as of a block the chain has not reached is refused, naming the head.
+    let head = truth
+        .transfers
+        .iter()
+        .map(|t| t.block_number)
+        .max()
+        .unwrap_or(0);
+    let (status, _, body) = app
+        .get_rest(&format!("/api/v2.2/{w}/erc20?to_block={}", head + 1))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("to_block") && message.contains(&format!("head ({head})")),
+        "{message}"
+    );
     for (uri, name) in [
         (format!("/api/v2.2/{w}/erc20?to_block=-1"), "to_block"),
         (
