@@ -660,7 +660,7 @@ async fn live_answers_validate_against_the_documented_schemas() {
         (COLLECTIONS, format!("/{COLLECTOR}/nft/collections?limit=4&token_counts=true")),
         (COLLECTIONS, format!("/{COLLECTOR}/nft/collections?exclude_spam=true")),
         (BALANCES, format!("/{WALLET}/erc20")),
-        (BALANCES, format!("/{WALLET}/erc20?exclude_spam=false&to_block=99999999")),
+        (BALANCES, format!("/{WALLET}/erc20?exclude_spam=false&to_block=20000010")),
         (CONTRACT_NFTS, format!("/nft/{NFT_COLLECTION}?limit=2&normalizeMetadata=true")),
         (CONTRACT_NFTS, format!("/nft/{NFT_COLLECTION}?format=hex&media_items=true")),
         (LATEST_BLOCK, "/latestBlockNumber/0x1".to_string()),
