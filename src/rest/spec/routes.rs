@@ -1,443 +1,292 @@
 //! The parameter tables of the REST routes: what each route reads from its query string, in
 //! the order the document lists them. The parser ([`super::super::params`]) reads a query
-//! string through its route's table and the OpenAPI document ([`super`]) is written
-//! from the same table.
+//! string through its route's table and the OpenAPI document ([`super`]) is written from the
+//! same table. A parameter that several routes describe alike is one constant.
 
 use super::{Kind, ParamSpec};
 
-/// The description of `chain` on 14 routes.
-const CHAIN: &str =
-    "The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). \
-     Default `eth` (`0x1`). Any other value is a 400.";
+/// A list parameter's description: `$what`, then how lists are written and their limit.
+macro_rules! address_list {
+    ($what:literal) => {
+        concat!(
+            $what,
+            " Repeat the key for several values (`name=a&name=b`); the bracket \
+             (`name[]=a&name[]=b`), indexed (`name[0]=a&name[1]=b`) and comma-separated \
+             (`name=a,b`) forms work too, in any mix. Up to 100 addresses."
+        )
+    };
+}
 
-/// The description of `limit` on 8 routes.
-const LIMIT: &str = "The page size: an integer from 1 to 100, default 100. Out of range or not an \
-     integer: 400.";
+/// `chain`, as 14 routes describe it.
+const CHAIN: ParamSpec = ParamSpec {
+    name: "chain",
+    kind: Kind::Chain,
+    description: "The chain to query: a name or a `0x` hex chain id (hex ids in any letter case). \
+        Default `eth` (`0x1`). Any other value is a 400.",
+};
 
-/// The description of `cursor` on 4 routes.
-const CURSOR: &str = "The `cursor` of the previous answer, to get the next page. It is opaque and \
-     bound to the query it came from: a tampered, foreign or malformed cursor is a \
-     400.";
+/// `limit`, as 8 routes describe it.
+const LIMIT: ParamSpec = ParamSpec {
+    name: "limit",
+    kind: Kind::Limit,
+    description: "The page size: an integer from 1 to 100, default 100. Out of range or not an \
+        integer: 400.",
+};
 
-/// The description of `contract_addresses` on 2 routes.
-const TOKEN_CONTRACTS: &str =
-    "Only transfers of these token contracts. Repeat the key for several values \
-     (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed \
-     (`name[0]=a&name[1]=b`) and comma-separated (`name=a,b`) forms work too, in any \
-     mix. Up to 100 addresses.";
+/// `cursor`, as 4 routes describe it.
+const CURSOR: ParamSpec = ParamSpec {
+    name: "cursor",
+    kind: Kind::Cursor,
+    description: "The `cursor` of the previous answer, to get the next page. It is opaque and \
+        bound to the query it came from: a tampered, foreign or malformed cursor is a \
+        400.",
+};
 
-/// The description of `from_block` on 2 routes.
-const FROM_BLOCK_TRANSFERS: &str =
-    "Only transfers in this block or later (inclusive). A non-negative integer; \
-     negative, not an integer, or greater than `to_block`: 400. Wins over \
-     `from_date`.";
+/// `contract_addresses`, as 2 routes describe it.
+const TOKEN_CONTRACTS: ParamSpec = ParamSpec {
+    name: "contract_addresses",
+    kind: Kind::Addresses,
+    description: address_list!("Only transfers of these token contracts."),
+};
 
-/// The description of `to_block` on 2 routes.
-const TO_BLOCK_TRANSFERS: &str =
-    "Only transfers in this block or earlier (inclusive). A non-negative integer; \
-     negative or not an integer: 400. Wins over `to_date`.";
+/// `order`, as 4 routes describe it.
+const ORDER: ParamSpec = ParamSpec {
+    name: "order",
+    kind: Kind::Order,
+    description: "`DESC` (newest first, the default) or `ASC` (oldest first); any letter case.",
+};
 
-/// The description of `from_date` on 2 routes.
-const FROM_DATE_TRANSFERS: &str =
-    "Only transfers in blocks of this time or later (inclusive): Unix seconds, or ISO \
-     8601 (`2023-03-20`, `2023-03-20T08:37:35Z`, `2023-03-20T10:37:35+02:00`; no zone \
-     is UTC). Anything else, or later than `to_date`: 400. Ignored when `from_block` \
-     is given.";
+/// `cursor`, as 4 routes describe it.
+const ORDERED_CURSOR: ParamSpec = ParamSpec {
+    name: "cursor",
+    kind: Kind::Cursor,
+    description: "The `cursor` of the previous answer, to get the next page. It is opaque and \
+        bound to the query it came from (the order included): a tampered, foreign or \
+        malformed cursor is a 400.",
+};
 
-/// The description of `to_date` on 2 routes.
-const TO_DATE_TRANSFERS: &str =
-    "Only transfers in blocks of this time or earlier (inclusive), written as \
-     `from_date`. Ignored when `to_block` is given.";
+/// `format`, as 3 routes describe it.
+const FORMAT: ParamSpec = ParamSpec {
+    name: "format",
+    kind: Kind::Format,
+    description: "How token ids are written: `decimal` (default) or `hex`.",
+};
 
-/// The description of `order` on 4 routes.
-const ORDER: &str = "`DESC` (newest first, the default) or `ASC` (oldest first); any letter case.";
+/// The block and date bounds of a v2.2 list of `$what` (`"transfers"`, `"moves"`), as four
+/// constants: `from_block`, `to_block`, `from_date`, `to_date`.
+macro_rules! bounds {
+    ($what:literal => $from_block:ident, $to_block:ident, $from_date:ident, $to_date:ident) => {
+        #[doc = concat!("`from_block` of the lists of ", $what, ".")]
+        const $from_block: ParamSpec = ParamSpec {
+                name: "from_block",
+                kind: Kind::Block,
+                description: concat!(
+                    "Only ",
+                    $what,
+                    " in this block or later (inclusive). A non-negative integer; negative, \
+                     not an integer, or greater than `to_block`: 400. Wins over `from_date`."
+                ),
+        };
+        #[doc = concat!("`to_block` of the lists of ", $what, ".")]
+        const $to_block: ParamSpec = ParamSpec {
+                name: "to_block",
+                kind: Kind::Block,
+                description: concat!(
+                    "Only ",
+                    $what,
+                    " in this block or earlier (inclusive). A non-negative integer; negative \
+                     or not an integer: 400. Wins over `to_date`."
+                ),
+        };
+        #[doc = concat!("`from_date` of the lists of ", $what, ".")]
+        const $from_date: ParamSpec = ParamSpec {
+                name: "from_date",
+                kind: Kind::Date,
+                description: concat!(
+                    "Only ",
+                    $what,
+                    " in blocks of this time or later (inclusive): Unix seconds, or ISO 8601 \
+                     (`2023-03-20`, `2023-03-20T08:37:35Z`, `2023-03-20T10:37:35+02:00`; no \
+                     zone is UTC). Anything else, or later than `to_date`: 400. Ignored when \
+                     `from_block` is given."
+                ),
+        };
+        #[doc = concat!("`to_date` of the lists of ", $what, ".")]
+        const $to_date: ParamSpec = ParamSpec {
+                name: "to_date",
+                kind: Kind::Date,
+                description: concat!(
+                    "Only ",
+                    $what,
+                    " in blocks of this time or earlier (inclusive), written as `from_date`. \
+                     Ignored when `to_block` is given."
+                ),
+        };
+    };
+}
 
-/// The description of `cursor` on 4 routes.
-const ORDERED_CURSOR: &str =
-    "The `cursor` of the previous answer, to get the next page. It is opaque and \
-     bound to the query it came from (the order included): a tampered, foreign or \
-     malformed cursor is a 400.";
-
-/// The description of `from_block` on 2 routes.
-const FROM_BLOCK_MOVES: &str =
-    "Only moves in this block or later (inclusive). A non-negative integer; negative, \
-     not an integer, or greater than `to_block`: 400. Wins over `from_date`.";
-
-/// The description of `to_block` on 2 routes.
-const TO_BLOCK_MOVES: &str =
-    "Only moves in this block or earlier (inclusive). A non-negative integer; \
-     negative or not an integer: 400. Wins over `to_date`.";
-
-/// The description of `from_date` on 2 routes.
-const FROM_DATE_MOVES: &str =
-    "Only moves in blocks of this time or later (inclusive): Unix seconds, or ISO \
-     8601 (`2023-03-20`, `2023-03-20T08:37:35Z`, `2023-03-20T10:37:35+02:00`; no zone \
-     is UTC). Anything else, or later than `to_date`: 400. Ignored when `from_block` \
-     is given.";
-
-/// The description of `to_date` on 2 routes.
-const TO_DATE_MOVES: &str = "Only moves in blocks of this time or earlier (inclusive), written as \
-     `from_date`. Ignored when `to_block` is given.";
-
-/// The description of `format` on 3 routes.
-const FORMAT: &str = "How token ids are written: `decimal` (default) or `hex`.";
+bounds!("transfers" => FROM_BLOCK_TRANSFERS, TO_BLOCK_TRANSFERS, FROM_DATE_TRANSFERS, TO_DATE_TRANSFERS);
+bounds!("moves" => FROM_BLOCK_MOVES, TO_BLOCK_MOVES, FROM_DATE_MOVES, TO_DATE_MOVES);
 
 /// The query parameters of `GET /{address}/nft`.
 pub const WALLET_NFTS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
+    CHAIN,
     ParamSpec {
         name: "format",
         kind: Kind::Format,
         description:
             "How `token_id` is written: `decimal` (default) or `0x`-prefixed `hex`. Anything \
-     else is a 400.",
+            else is a 400.",
     },
-    ParamSpec {
-        name: "limit",
-        kind: Kind::Limit,
-        description: LIMIT,
-    },
+    LIMIT,
     ParamSpec {
         name: "disable_total",
         kind: Kind::Bool { default: true },
         description: "`false` to have the envelope's `total` filled in (the number of matching \
-     records); default `true`, which leaves `total` `null` and is faster. Soon to be \
-     deprecated upstream.",
+            records); default `true`, which leaves `total` `null` and is faster. Soon to be \
+            deprecated upstream.",
     },
     ParamSpec {
         name: "exclude_spam",
         kind: Kind::Bool { default: false },
         description: "`true` to leave out NFTs of collections marked as possible spam; default \
-     `false`.",
+            `false`.",
     },
     ParamSpec {
         name: "token_addresses",
         kind: Kind::Addresses,
-        description:
+        description: address_list!(
             "Only NFTs of these contracts. The first request naming a collection that is not \
-     fully indexed yet starts its indexing, and answers `SYNCING` until it is done. \
-     Repeat the key for several values (`name=a&name=b`); the bracket \
-     (`name[]=a&name[]=b`), indexed (`name[0]=a&name[1]=b`) and comma-separated \
-     (`name=a,b`) forms work too, in any mix. Up to 100 addresses.",
+             fully indexed yet starts its indexing, and answers `SYNCING` until it is done."
+        ),
     },
-    ParamSpec {
-        name: "cursor",
-        kind: Kind::Cursor,
-        description: CURSOR,
-    },
+    CURSOR,
     ParamSpec {
         name: "normalizeMetadata",
         kind: Kind::Bool { default: false },
         description: "`true` to have `normalized_metadata` filled in (name, description, image, \
-     external_link, animation_url, attributes); default `false`, which leaves it \
-     `null`.",
+            external_link, animation_url, attributes); default `false`, which leaves it \
+            `null`.",
     },
     ParamSpec {
         name: "media_items",
         kind: Kind::Bool { default: false },
         description: "Whether preview media is asked for; default `false`. When `true`, `media` \
-     carries the status of the image's previews and, once made, links to 100, 250 and \
-     500 px PNG previews served by tokenql. The first request for an image answers \
-     `processing`.",
+            carries the status of the image's previews and, once made, links to 100, 250 and \
+            500 px PNG previews served by tokenql. The first request for an image answers \
+            `processing`.",
     },
 ];
 
 /// The query parameters of `GET /erc20/transfers`.
 pub const ERC20_TRANSFERS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
+    CHAIN,
     ParamSpec {
         name: "from_block",
         kind: Kind::Block,
         description:
             "Only transfers in this block or later (inclusive). A non-negative integer of at \
-     most 9223372036854775807; negative, not an integer, or greater than `to_block`: \
-     400.",
+            most 9223372036854775807; negative, not an integer, or greater than `to_block`: \
+            400.",
     },
     ParamSpec {
         name: "to_block",
         kind: Kind::Block,
         description:
             "Only transfers in this block or earlier (inclusive). A non-negative integer of \
-     at most 9223372036854775807; negative or not an integer: 400.",
+            at most 9223372036854775807; negative or not an integer: 400.",
     },
-    ParamSpec {
-        name: "limit",
-        kind: Kind::Limit,
-        description: LIMIT,
-    },
-    ParamSpec {
-        name: "contract_addresses",
-        kind: Kind::Addresses,
-        description: TOKEN_CONTRACTS,
-    },
+    LIMIT,
+    TOKEN_CONTRACTS,
     ParamSpec {
         name: "exclude_contracts",
         kind: Kind::Addresses,
-        description:
-            "Leave out transfers of these token contracts. Repeat the key for several values \
-     (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed \
-     (`name[0]=a&name[1]=b`) and comma-separated (`name=a,b`) forms work too, in any \
-     mix. Up to 100 addresses.",
+        description: address_list!("Leave out transfers of these token contracts."),
     },
     ParamSpec {
         name: "wallet_addresses",
         kind: Kind::Addresses,
-        description:
-            "Only transfers whose sender or recipient is one of these wallets. Repeat the key \
-     for several values (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed \
-     (`name[0]=a&name[1]=b`) and comma-separated (`name=a,b`) forms work too, in any \
-     mix. Up to 100 addresses.",
+        description: address_list!(
+            "Only transfers whose sender or recipient is one of these wallets."
+        ),
     },
     ParamSpec {
         name: "exclude_wallets",
         kind: Kind::Addresses,
-        description:
-            "Leave out transfers whose sender or recipient is one of these wallets. Repeat \
-     the key for several values (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), \
-     indexed (`name[0]=a&name[1]=b`) and comma-separated (`name=a,b`) forms work too, \
-     in any mix. Up to 100 addresses.",
+        description: address_list!(
+            "Leave out transfers whose sender or recipient is one of these wallets."
+        ),
     },
-    ParamSpec {
-        name: "cursor",
-        kind: Kind::Cursor,
-        description: CURSOR,
-    },
+    CURSOR,
 ];
 
 /// The query parameters of `GET /{address}/erc20/transfers`.
 pub const WALLET_TRANSFERS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
-    ParamSpec {
-        name: "from_block",
-        kind: Kind::Block,
-        description: FROM_BLOCK_TRANSFERS,
-    },
-    ParamSpec {
-        name: "to_block",
-        kind: Kind::Block,
-        description: TO_BLOCK_TRANSFERS,
-    },
-    ParamSpec {
-        name: "from_date",
-        kind: Kind::Date,
-        description: FROM_DATE_TRANSFERS,
-    },
-    ParamSpec {
-        name: "to_date",
-        kind: Kind::Date,
-        description: TO_DATE_TRANSFERS,
-    },
-    ParamSpec {
-        name: "contract_addresses",
-        kind: Kind::Addresses,
-        description: TOKEN_CONTRACTS,
-    },
-    ParamSpec {
-        name: "limit",
-        kind: Kind::Limit,
-        description: LIMIT,
-    },
-    ParamSpec {
-        name: "order",
-        kind: Kind::Order,
-        description: ORDER,
-    },
-    ParamSpec {
-        name: "cursor",
-        kind: Kind::Cursor,
-        description: ORDERED_CURSOR,
-    },
+    CHAIN,
+    FROM_BLOCK_TRANSFERS,
+    TO_BLOCK_TRANSFERS,
+    FROM_DATE_TRANSFERS,
+    TO_DATE_TRANSFERS,
+    TOKEN_CONTRACTS,
+    LIMIT,
+    ORDER,
+    ORDERED_CURSOR,
 ];
 
 /// The query parameters of `GET /erc20/{address}/transfers`.
 pub const TOKEN_TRANSFERS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
-    ParamSpec {
-        name: "from_block",
-        kind: Kind::Block,
-        description: FROM_BLOCK_TRANSFERS,
-    },
-    ParamSpec {
-        name: "to_block",
-        kind: Kind::Block,
-        description: TO_BLOCK_TRANSFERS,
-    },
-    ParamSpec {
-        name: "from_date",
-        kind: Kind::Date,
-        description: FROM_DATE_TRANSFERS,
-    },
-    ParamSpec {
-        name: "to_date",
-        kind: Kind::Date,
-        description: TO_DATE_TRANSFERS,
-    },
-    ParamSpec {
-        name: "limit",
-        kind: Kind::Limit,
-        description: LIMIT,
-    },
-    ParamSpec {
-        name: "order",
-        kind: Kind::Order,
-        description: ORDER,
-    },
-    ParamSpec {
-        name: "cursor",
-        kind: Kind::Cursor,
-        description: ORDERED_CURSOR,
-    },
+    CHAIN,
+    FROM_BLOCK_TRANSFERS,
+    TO_BLOCK_TRANSFERS,
+    FROM_DATE_TRANSFERS,
+    TO_DATE_TRANSFERS,
+    LIMIT,
+    ORDER,
+    ORDERED_CURSOR,
 ];
 
 /// The query parameters of `GET /{address}/nft/transfers`.
 pub const WALLET_NFT_TRANSFERS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
-    ParamSpec {
-        name: "from_block",
-        kind: Kind::Block,
-        description: FROM_BLOCK_MOVES,
-    },
-    ParamSpec {
-        name: "to_block",
-        kind: Kind::Block,
-        description: TO_BLOCK_MOVES,
-    },
-    ParamSpec {
-        name: "from_date",
-        kind: Kind::Date,
-        description: FROM_DATE_MOVES,
-    },
-    ParamSpec {
-        name: "to_date",
-        kind: Kind::Date,
-        description: TO_DATE_MOVES,
-    },
-    ParamSpec {
-        name: "format",
-        kind: Kind::Format,
-        description: FORMAT,
-    },
-    ParamSpec {
-        name: "limit",
-        kind: Kind::Limit,
-        description: LIMIT,
-    },
-    ParamSpec {
-        name: "order",
-        kind: Kind::Order,
-        description: ORDER,
-    },
-    ParamSpec {
-        name: "cursor",
-        kind: Kind::Cursor,
-        description: ORDERED_CURSOR,
-    },
+    CHAIN,
+    FROM_BLOCK_MOVES,
+    TO_BLOCK_MOVES,
+    FROM_DATE_MOVES,
+    TO_DATE_MOVES,
+    FORMAT,
+    LIMIT,
+    ORDER,
+    ORDERED_CURSOR,
     ParamSpec {
         name: "contract_addresses",
         kind: Kind::Addresses,
-        description: "Only moves of these collections. Repeat the key for several values \
-     (`name=a&name=b`); the bracket (`name[]=a&name[]=b`), indexed \
-     (`name[0]=a&name[1]=b`) and comma-separated (`name=a,b`) forms work too, in any \
-     mix. Up to 100 addresses.",
+        description: address_list!("Only moves of these collections."),
     },
 ];
 
 /// The query parameters of `GET /nft/{address}/transfers`.
 pub const COLLECTION_NFT_TRANSFERS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
-    ParamSpec {
-        name: "from_block",
-        kind: Kind::Block,
-        description: FROM_BLOCK_MOVES,
-    },
-    ParamSpec {
-        name: "to_block",
-        kind: Kind::Block,
-        description: TO_BLOCK_MOVES,
-    },
-    ParamSpec {
-        name: "from_date",
-        kind: Kind::Date,
-        description: FROM_DATE_MOVES,
-    },
-    ParamSpec {
-        name: "to_date",
-        kind: Kind::Date,
-        description: TO_DATE_MOVES,
-    },
-    ParamSpec {
-        name: "format",
-        kind: Kind::Format,
-        description: FORMAT,
-    },
-    ParamSpec {
-        name: "limit",
-        kind: Kind::Limit,
-        description: LIMIT,
-    },
-    ParamSpec {
-        name: "order",
-        kind: Kind::Order,
-        description: ORDER,
-    },
-    ParamSpec {
-        name: "cursor",
-        kind: Kind::Cursor,
-        description: ORDERED_CURSOR,
-    },
+    CHAIN,
+    FROM_BLOCK_MOVES,
+    TO_BLOCK_MOVES,
+    FROM_DATE_MOVES,
+    TO_DATE_MOVES,
+    FORMAT,
+    LIMIT,
+    ORDER,
+    ORDERED_CURSOR,
 ];
 
 /// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners` and `GET /nft/{address}`.
 pub const NFT_LISTS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
-    ParamSpec {
-        name: "format",
-        kind: Kind::Format,
-        description: FORMAT,
-    },
-    ParamSpec {
-        name: "limit",
-        kind: Kind::Limit,
-        description: LIMIT,
-    },
-    ParamSpec {
-        name: "cursor",
-        kind: Kind::Cursor,
-        description: CURSOR,
-    },
+    CHAIN,
+    FORMAT,
+    LIMIT,
+    CURSOR,
     ParamSpec {
         name: "normalizeMetadata",
         kind: Kind::Bool { default: false },
         description: "`true` fills `normalized_metadata` (name, description, image, … from the \
-     metadata).",
+            metadata).",
     },
     ParamSpec {
         name: "media_items",
@@ -448,16 +297,8 @@ pub const NFT_LISTS: &[ParamSpec] = &[
 
 /// The query parameters of `GET /{address}/nft/collections`.
 pub const WALLET_COLLECTIONS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
-    ParamSpec {
-        name: "limit",
-        kind: Kind::Limit,
-        description: LIMIT,
-    },
+    CHAIN,
+    LIMIT,
     ParamSpec {
         name: "exclude_spam",
         kind: Kind::Bool { default: false },
@@ -468,33 +309,25 @@ pub const WALLET_COLLECTIONS: &[ParamSpec] = &[
         kind: Kind::Bool { default: false },
         description: "`true` adds `count`: how many of each collection's tokens the wallet holds.",
     },
-    ParamSpec {
-        name: "cursor",
-        kind: Kind::Cursor,
-        description: CURSOR,
-    },
+    CURSOR,
 ];
 
 /// The query parameters of `GET /{address}/erc20`.
 pub const WALLET_BALANCES: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
+    CHAIN,
     ParamSpec {
         name: "to_block",
         kind: Kind::Block,
         description:
             "The balances after this block (inclusive), a non-negative integer of at most \
-     9223372036854775807; default: now. Negative or not an integer: 400.",
+            9223372036854775807; default: now. Negative or not an integer: 400.",
     },
     ParamSpec {
         name: "token_addresses",
         kind: Kind::Addresses,
         description: "Only these tokens. Repeated keys (`token_addresses=a&token_addresses=b`), \
-     brackets (`token_addresses[]=a`), indexed (`token_addresses[0]=a`) and \
-     comma-separated forms all work. Up to 100 addresses.",
+            brackets (`token_addresses[]=a`), indexed (`token_addresses[0]=a`) and \
+            comma-separated forms all work. Up to 100 addresses.",
     },
     ParamSpec {
         name: "exclude_spam",
@@ -505,91 +338,71 @@ pub const WALLET_BALANCES: &[ParamSpec] = &[
 
 /// The query parameters of `GET /dateToBlock`.
 pub const DATE_TO_BLOCK: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
+    CHAIN,
     ParamSpec {
         name: "date",
         kind: Kind::Instant {
             example: "2022-08-11T19:12:05.000Z",
         },
         description: "The date: Unix seconds (`1660245125`), Unix milliseconds (`1660245125000`: \
-     digits beyond the last second of the year 9999), or ISO 8601 (`2022-08-11`, \
-     `2022-08-11T19:12:05Z`, `2022-08-11T21:12:05+02:00`; no zone means UTC). \
-     Required; anything else is a 400.",
+            digits beyond the last second of the year 9999), or ISO 8601 (`2022-08-11`, \
+            `2022-08-11T19:12:05Z`, `2022-08-11T21:12:05+02:00`; no zone means UTC). \
+            Required; anything else is a 400.",
     },
 ];
 
 /// The query parameters of `GET /erc20/metadata`.
 pub const TOKEN_METADATA: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
+    CHAIN,
     ParamSpec {
         name: "addresses",
         kind: Kind::AddressBatch,
         description: "The token contracts, 1 to 25 (repeats count once). Repeated keys \
-     (`addresses=a&addresses=b`), brackets (`addresses[]=a`), indexed \
-     (`addresses[0]=a`) and comma-separated forms all work.",
+            (`addresses=a&addresses=b`), brackets (`addresses[]=a`), indexed \
+            (`addresses[0]=a`) and comma-separated forms all work.",
     },
 ];
 
 /// The query parameters of `GET /erc20/metadata/symbols`.
 pub const TOKEN_SYMBOLS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
+    CHAIN,
     ParamSpec {
         name: "symbols",
         kind: Kind::TextBatch,
         description:
             "The symbols, 1 to 25, each at most 64 printable characters, compared without \
-     regard to letter case. Repeated keys (`symbols=a&symbols=b`), brackets \
-     (`symbols[]=a`), indexed (`symbols[0]=a`) and comma-separated forms all work.",
+            regard to letter case. Repeated keys (`symbols=a&symbols=b`), brackets \
+            (`symbols[]=a`), indexed (`symbols[0]=a`) and comma-separated forms all work.",
     },
 ];
 
 /// The query parameters of `GET /{address}/balance`.
 pub const NATIVE_BALANCE: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
+    CHAIN,
     ParamSpec {
         name: "to_block",
         kind: Kind::Block,
         description:
             "The block to read the balance at, a non-negative integer; default: the chain's \
-     head. A block after the head, negative or not an integer: 400.",
+            head. A block after the head, negative or not an integer: 400.",
     },
 ];
 
 /// The query parameters of `GET /wallets/balances`.
 pub const NATIVE_BALANCES: &[ParamSpec] = &[
-    ParamSpec {
-        name: "chain",
-        kind: Kind::Chain,
-        description: CHAIN,
-    },
+    CHAIN,
     ParamSpec {
         name: "to_block",
         kind: Kind::Block,
         description:
             "The block to read the balances at, a non-negative integer; default: the chain's \
-     head. A block after the head, negative or not an integer: 400.",
+            head. A block after the head, negative or not an integer: 400.",
     },
     ParamSpec {
         name: "wallet_addresses",
         kind: Kind::AddressBatch,
         description: "The wallets, 1 to 25 (repeats count once). Repeated keys \
-     (`wallet_addresses=a&wallet_addresses=b`), brackets (`wallet_addresses[]=a`), \
-     indexed (`wallet_addresses[0]=a`) and comma-separated forms all work.",
+            (`wallet_addresses=a&wallet_addresses=b`), brackets (`wallet_addresses[]=a`), \
+            indexed (`wallet_addresses[0]=a`) and comma-separated forms all work.",
     },
 ];
