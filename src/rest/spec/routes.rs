@@ -17,6 +17,15 @@ macro_rules! address_list {
     };
 }
 
+/// A boolean parameter: `true` or `false`, `default` when left out.
+const fn flag(name: &'static str, default: bool, description: &'static str) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: Kind::Bool { default },
+        description,
+    }
+}
+
 /// `chain`, as 14 routes describe it.
 const CHAIN: ParamSpec = ParamSpec {
     name: "chain",
@@ -139,19 +148,19 @@ pub const WALLET_NFTS: &[ParamSpec] = &[
             else is a 400.",
     },
     LIMIT,
-    ParamSpec {
-        name: "disable_total",
-        kind: Kind::Bool { default: true },
-        description: "`false` to have the envelope's `total` filled in (the number of matching \
+    flag(
+        "disable_total",
+        true,
+        "`false` to have the envelope's `total` filled in (the number of matching \
             records); default `true`, which leaves `total` `null` and is faster. Soon to be \
             deprecated upstream.",
-    },
-    ParamSpec {
-        name: "exclude_spam",
-        kind: Kind::Bool { default: false },
-        description: "`true` to leave out NFTs of collections marked as possible spam; default \
+    ),
+    flag(
+        "exclude_spam",
+        false,
+        "`true` to leave out NFTs of collections marked as possible spam; default \
             `false`.",
-    },
+    ),
     ParamSpec {
         name: "token_addresses",
         kind: Kind::Addresses,
@@ -161,21 +170,21 @@ pub const WALLET_NFTS: &[ParamSpec] = &[
         ),
     },
     CURSOR,
-    ParamSpec {
-        name: "normalizeMetadata",
-        kind: Kind::Bool { default: false },
-        description: "`true` to have `normalized_metadata` filled in (name, description, image, \
+    flag(
+        "normalizeMetadata",
+        false,
+        "`true` to have `normalized_metadata` filled in (name, description, image, \
             external_link, animation_url, attributes); default `false`, which leaves it \
             `null`.",
-    },
-    ParamSpec {
-        name: "media_items",
-        kind: Kind::Bool { default: false },
-        description: "Whether preview media is asked for; default `false`. When `true`, `media` \
+    ),
+    flag(
+        "media_items",
+        false,
+        "Whether preview media is asked for; default `false`. When `true`, `media` \
             carries the status of the image's previews and, once made, links to 100, 250 and \
             500 px PNG previews served by tokenql. The first request for an image answers \
             `processing`.",
-    },
+    ),
 ];
 
 /// The query parameters of `GET /erc20/transfers`.
@@ -245,70 +254,68 @@ pub const TOKEN_TRANSFERS: &[ParamSpec] = &[
     ORDERED_CURSOR,
 ];
 
+/// The parameters both NFT transfer lists read, followed by `$extra`.
+macro_rules! nft_moves {
+    ($($extra:expr),*) => {
+        &[
+            CHAIN,
+            FROM_BLOCK_MOVES,
+            TO_BLOCK_MOVES,
+            FROM_DATE_MOVES,
+            TO_DATE_MOVES,
+            FORMAT,
+            LIMIT,
+            ORDER,
+            ORDERED_CURSOR,
+            $($extra),*
+        ]
+    };
+}
+
 /// The query parameters of `GET /{address}/nft/transfers`.
-pub const WALLET_NFT_TRANSFERS: &[ParamSpec] = &[
-    CHAIN,
-    FROM_BLOCK_MOVES,
-    TO_BLOCK_MOVES,
-    FROM_DATE_MOVES,
-    TO_DATE_MOVES,
-    FORMAT,
-    LIMIT,
-    ORDER,
-    ORDERED_CURSOR,
-    ParamSpec {
-        name: "contract_addresses",
-        kind: Kind::Addresses,
-        description: address_list!("Only moves of these collections."),
-    },
-];
+pub const WALLET_NFT_TRANSFERS: &[ParamSpec] = nft_moves![ParamSpec {
+    name: "contract_addresses",
+    kind: Kind::Addresses,
+    description: address_list!("Only moves of these collections."),
+}];
 
 /// The query parameters of `GET /nft/{address}/transfers`.
-pub const COLLECTION_NFT_TRANSFERS: &[ParamSpec] = &[
-    CHAIN,
-    FROM_BLOCK_MOVES,
-    TO_BLOCK_MOVES,
-    FROM_DATE_MOVES,
-    TO_DATE_MOVES,
-    FORMAT,
-    LIMIT,
-    ORDER,
-    ORDERED_CURSOR,
-];
+pub const COLLECTION_NFT_TRANSFERS: &[ParamSpec] = nft_moves![];
 
-/// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners` and `GET /nft/{address}`.
+/// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`
+/// and `GET /nft/{address}`.
 pub const NFT_LISTS: &[ParamSpec] = &[
     CHAIN,
     FORMAT,
     LIMIT,
     CURSOR,
-    ParamSpec {
-        name: "normalizeMetadata",
-        kind: Kind::Bool { default: false },
-        description: "`true` fills `normalized_metadata` (name, description, image, … from the \
+    flag(
+        "normalizeMetadata",
+        false,
+        "`true` fills `normalized_metadata` (name, description, image, … from the \
             metadata).",
-    },
-    ParamSpec {
-        name: "media_items",
-        kind: Kind::Bool { default: false },
-        description: "`true` fills `media` (preview status and 100/250/500 px images).",
-    },
+    ),
+    flag(
+        "media_items",
+        false,
+        "`true` fills `media` (preview status and 100/250/500 px images).",
+    ),
 ];
 
 /// The query parameters of `GET /{address}/nft/collections`.
 pub const WALLET_COLLECTIONS: &[ParamSpec] = &[
     CHAIN,
     LIMIT,
-    ParamSpec {
-        name: "exclude_spam",
-        kind: Kind::Bool { default: false },
-        description: "`true` leaves out collections marked possible spam.",
-    },
-    ParamSpec {
-        name: "token_counts",
-        kind: Kind::Bool { default: false },
-        description: "`true` adds `count`: how many of each collection's tokens the wallet holds.",
-    },
+    flag(
+        "exclude_spam",
+        false,
+        "`true` leaves out collections marked possible spam.",
+    ),
+    flag(
+        "token_counts",
+        false,
+        "`true` adds `count`: how many of each collection's tokens the wallet holds.",
+    ),
     CURSOR,
 ];
 
@@ -329,11 +336,11 @@ pub const WALLET_BALANCES: &[ParamSpec] = &[
             brackets (`token_addresses[]=a`), indexed (`token_addresses[0]=a`) and \
             comma-separated forms all work. Up to 100 addresses.",
     },
-    ParamSpec {
-        name: "exclude_spam",
-        kind: Kind::Bool { default: true },
-        description: "`true` (the default, as in v2.2) leaves out tokens marked possible spam.",
-    },
+    flag(
+        "exclude_spam",
+        true,
+        "`true` (the default, as in v2.2) leaves out tokens marked possible spam.",
+    ),
 ];
 
 /// The query parameters of `GET /dateToBlock`.
@@ -376,28 +383,29 @@ pub const TOKEN_SYMBOLS: &[ParamSpec] = &[
     },
 ];
 
+/// `to_block` of the native balance routes, which read `$what` at that block.
+macro_rules! balance_at {
+    ($what:literal) => {
+        ParamSpec {
+            name: "to_block",
+            kind: Kind::Block,
+            description: concat!(
+                "The block to read the ",
+                $what,
+                " at, a non-negative integer; default: the chain's head. A block after the \
+                 head, negative or not an integer: 400."
+            ),
+        }
+    };
+}
+
 /// The query parameters of `GET /{address}/balance`.
-pub const NATIVE_BALANCE: &[ParamSpec] = &[
-    CHAIN,
-    ParamSpec {
-        name: "to_block",
-        kind: Kind::Block,
-        description:
-            "The block to read the balance at, a non-negative integer; default: the chain's \
-            head. A block after the head, negative or not an integer: 400.",
-    },
-];
+pub const NATIVE_BALANCE: &[ParamSpec] = &[CHAIN, balance_at!("balance")];
 
 /// The query parameters of `GET /wallets/balances`.
 pub const NATIVE_BALANCES: &[ParamSpec] = &[
     CHAIN,
-    ParamSpec {
-        name: "to_block",
-        kind: Kind::Block,
-        description:
-            "The block to read the balances at, a non-negative integer; default: the chain's \
-            head. A block after the head, negative or not an integer: 400.",
-    },
+    balance_at!("balances"),
     ParamSpec {
         name: "wallet_addresses",
         kind: Kind::AddressBatch,
