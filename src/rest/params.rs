@@ -17,7 +17,8 @@
 //!
 //! Each route reads its query string through its table in [`super::spec`] (the table the
 //! OpenAPI document is written from): a parameter outside the table is never read (asking for
-//! one is our bug, a 500), and the defaults and limits are the table's.
+//! one is our bug, a 500), booleans take the table's defaults, and the cursor and batch limits
+//! are the spec's constants.
 
 use std::collections::HashMap;
 

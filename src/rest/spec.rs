@@ -1,8 +1,9 @@
 //! One parameter spec per REST route: the single description of what a route reads from its
 //! query string. The parser reads the query string through its route's table
-//! ([`super::params::RawParams::read`]: a parameter outside the table is never read, and the
-//! defaults and limits come from here), and the OpenAPI document's query parameters are
-//! written from the same table (the marker types below, named in each handler's `#[utoipa::path]`).
+//! ([`super::params::RawParams::read`]): a parameter outside the table is never read, the
+//! booleans' defaults are the table's, and the cursor and batch limits are the constants here.
+//! The OpenAPI document's query parameters are written from the same table, through the marker
+//! types below that each handler's `#[utoipa::path(params(...))]` names.
 //! `tests/api/architecture.rs` checks that no query parameter is described anywhere else.
 
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn, ParameterStyle};

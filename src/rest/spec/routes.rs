@@ -134,7 +134,8 @@ macro_rules! bounds {
     };
 }
 
-bounds!("transfers" => FROM_BLOCK_TRANSFERS, TO_BLOCK_TRANSFERS, FROM_DATE_TRANSFERS, TO_DATE_TRANSFERS);
+bounds!("transfers" =>
+    FROM_BLOCK_TRANSFERS, TO_BLOCK_TRANSFERS, FROM_DATE_TRANSFERS, TO_DATE_TRANSFERS);
 bounds!("moves" => FROM_BLOCK_MOVES, TO_BLOCK_MOVES, FROM_DATE_MOVES, TO_DATE_MOVES);
 
 /// The query parameters of `GET /{address}/nft`.
