@@ -89,7 +89,7 @@ starts fetching it and answers `SYNCING` with only the balances of tokens whose 
 complete.",
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::schemas::BalanceQueryParams,
+        super::spec::WalletBalances,
     ),
     responses(
         (status = 200, description = "The wallet's balances.", body = Vec<BalanceRecord>,

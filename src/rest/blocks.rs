@@ -96,7 +96,7 @@ for the chain). There is no guess: the answer is a 404 saying which case it is w
 before the first stored block, after the newest indexed block (a block not indexed yet may \
 still come at or before it), or in a stretch of unstored headers and the server has no endpoint \
 for the chain.",
-    params(super::lookup_params::DateToBlockQueryParams),
+    params(super::spec::DateToBlock),
     responses(
         (status = 200, description = "The last block at or before the date.", body = BlockDate),
     ),

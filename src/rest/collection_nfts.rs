@@ -34,7 +34,7 @@ collection that is not starts fetching it, and answers `SYNCING` with only the t
 history cannot have made up.",
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
-        super::schemas::OwnersQueryParams,
+        super::spec::NftLists,
     ),
     responses(
         (status = 200, description = "A page of the collection's tokens.", body = CollectionNfts<NftRecord>),

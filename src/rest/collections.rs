@@ -88,7 +88,7 @@ that is not starts fetching it, and answers `SYNCING` with only the holdings par
 cannot have made up.",
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::schemas::CollectionsQueryParams,
+        super::spec::WalletCollections,
     ),
     responses(
         (status = 200, description = "A page of the wallet's collections.", body = WalletCollections<CollectionRecord>),

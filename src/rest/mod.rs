@@ -23,7 +23,7 @@
 //! - Every other Moralis operation ([`operations`]): a `501` naming the reason ([`unserved`]).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
-//! one place ([`params`]), call the query service once for the page and once per kind of
+//! one place ([`params`], reading each route's table in [`spec`]), call the query service once for the page and once per kind of
 //! related data, and reshape the answer into the v2 envelope ([`envelope`]). Failures are one
 //! [`ApiError`] whose module states the error policy. `server.rs` nests this router under
 //! `/api/v2` and `/api/v2.2` behind API-key auth; unknown routes fall through to its JSON 404.
@@ -34,7 +34,6 @@ pub mod collection_nfts;
 pub mod collections;
 pub mod envelope;
 pub mod error;
-pub mod lookup_params;
 pub mod media;
 pub mod native;
 pub mod nft;
@@ -45,6 +44,7 @@ pub mod operations;
 pub mod owners;
 pub mod params;
 pub mod schemas;
+pub mod spec;
 pub mod token_meta;
 pub mod token_transfers;
 pub mod transfers;

@@ -82,7 +82,7 @@ the chain's JSON-RPC endpoint at `to_block`, or at the chain's head. A chain wit
 configured endpoint is a 400 naming `chain`; an endpoint that fails, a 503.",
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::lookup_params::NativeBalanceQueryParams,
+        super::spec::NativeBalance,
     ),
     responses(
         (status = 200, description = "The wallet's native balance.", body = NativeBalance),
@@ -152,7 +152,7 @@ pub struct ChainBalances {
 chain's JSON-RPC endpoint at one block (`to_block`, or the chain's head): one record for the \
 chain, with each wallet's balance in the order asked and their total. A chain without a \
 configured endpoint is a 400 naming `chain`; an endpoint that fails, a 503.",
-    params(super::lookup_params::NativeBalancesQueryParams),
+    params(super::spec::NativeBalances),
     responses(
         (status = 200, description = "The wallets' native balances.", body = Vec<ChainBalances>),
     ),

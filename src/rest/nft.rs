@@ -215,7 +215,7 @@ on is still being indexed or the indexer trails the chain head.\n\
 - Records are ordered by contract, then token id; pass `cursor` to get the next page.",
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::schemas::NftQueryParams,
+        super::spec::WalletNfts,
     ),
     responses(
         (status = 200, description = "A page of the wallet's NFTs.", body = NftEnvelope<NftRecord>),

@@ -174,7 +174,7 @@ in `contract_addresses` only.\n\n", moves_and_order!(), "\n\n\
 the first request for a wallet that is not starts fetching it, and answers `SYNCING`."),
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::schemas::WalletNftTransferQueryParams,
+        super::spec::WalletNftTransfers,
     ),
     responses(
         (status = 200, description = "A page of the wallet's NFT moves.", body = NftTransferCollection<NftTransferRecord>),
@@ -202,7 +202,7 @@ pub(super) async fn wallet_nft_transfers(
 collection that is not starts fetching it, and answers `SYNCING`."),
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
-        super::schemas::CollectionNftTransferQueryParams,
+        super::spec::CollectionNftTransfers,
     ),
     responses(
         (status = 200, description = "A page of the collection's NFT moves.", body = NftTransferCollection<NftTransferRecord>),

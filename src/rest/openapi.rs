@@ -9,11 +9,11 @@
 //! - the record and envelope schemas: `ToSchema` on the types the handlers serialize
 //!   ([`super::nft::NftRecord`], [`super::envelope::NftEnvelope`], …), so a field added there
 //!   appears here;
-//! - the query parameters: [`super::schemas::NftQueryParams`] and
-//!   [`super::schemas::TransferQueryParams`] (one per route, in [`super::schemas`]), which
-//!   mirror what [`super::params`] accepts (the parser reads a raw query string, so it has no
-//!   typed struct to derive from); `tests/api/openapi_doc.rs` checks that every parameter the
-//!   parser accepts is documented;
+//! - the query parameters: each route's table in [`super::spec`] (named by a marker such as
+//!   [`super::spec::WalletNfts`]), the same table [`super::params`] reads the query string
+//!   through; `tests/api/openapi_doc.rs` checks that every parameter the parser accepts is
+//!   documented, and `tests/api/architecture.rs` that no query parameter is described outside
+//!   the tables;
 //! - the chain list: the chain table of [`crate::types::Chain`];
 //! - what both operations share ([`Finish`]): the `X-API-Key` security scheme, the
 //!   `{"message"}` error answers, `deprecated` and the `Deprecation` header of the transfers

@@ -14,6 +14,11 @@
 //! a route reads (`chain=`, `limit=`, `a=1,,2`) is a 400, as GraphQL answers an empty argument:
 //! leave a parameter out to get its default. Booleans are `true` or `false` (any letter case).
 //! Unknown parameters are ignored, as the Moralis API does.
+//!
+//! Each route reads its query string through its table in [`super::spec`] (the table the
+//! OpenAPI document is written from): a parameter outside the table is never read (asking for
+//! one is our bug, a 500), booleans take the table's defaults, and the cursor and batch limits
+//! are the spec's constants.
 
 use std::collections::HashMap;
 
@@ -27,14 +32,14 @@ use crate::types::{
 };
 
 use super::error::ApiError;
+use super::spec::{self, Kind, ParamSpec, MAX_BATCH, MAX_CURSOR_LEN};
 
-/// Longest cursor accepted; ours are far shorter.
-const MAX_CURSOR_LEN: usize = 4096;
-
-/// A decoded query string: parameter name (array suffix removed) to its values, in order.
-#[derive(Debug, Default)]
+/// A decoded query string, read through its route's table: parameter name (array suffix
+/// removed) to its values, in order.
+#[derive(Debug)]
 pub struct RawParams {
     values: HashMap<String, Vec<String>>,
+    spec: &'static [ParamSpec],
 }
 
 /// `a[]` and `a[7]` name the parameter `a`; any other key is kept as it is.
@@ -51,8 +56,9 @@ fn base_name(key: &str) -> &str {
 }
 
 impl RawParams {
-    /// Decodes a raw query string (without the `?`); `None` is an empty one.
-    pub fn parse(raw: Option<&str>) -> Self {
+    /// Decodes a raw query string (without the `?`; `None` is an empty one) of the route whose
+    /// parameters are `spec`.
+    pub fn read(spec: &'static [ParamSpec], raw: Option<&str>) -> Self {
         let mut values: HashMap<String, Vec<String>> = HashMap::new();
         for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
             values
@@ -60,11 +66,23 @@ impl RawParams {
                 .or_default()
                 .push(v.into_owned());
         }
-        Self { values }
+        Self { values, spec }
+    }
+
+    /// The spec of `name` in the route's table; a name outside it is our bug.
+    fn spec(&self, name: &'static str) -> Result<&'static ParamSpec, ApiError> {
+        self.spec
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| ApiError::Internal {
+                context: "query parameters",
+                detail: format!("{name} is not in the route's parameter table"),
+            })
     }
 
     /// The values given for `name`, trimmed; an empty one is refused.
     fn given(&self, name: &'static str) -> Result<Vec<&str>, ApiError> {
+        self.spec(name)?;
         let values: Vec<&str> = self
             .values
             .get(name)
@@ -128,8 +146,9 @@ impl RawParams {
         self.scalar("limit", PageSize::default(), PageSize::parse)
     }
 
-    /// A boolean parameter: `true` or `false`.
-    pub fn boolean(&self, name: &'static str, default: bool) -> Result<bool, ApiError> {
+    /// A boolean parameter: `true` or `false`; its table gives the default.
+    pub fn boolean(&self, name: &'static str) -> Result<bool, ApiError> {
+        let default = matches!(self.spec(name)?.kind, Kind::Bool { default: true });
         self.scalar(name, default, parse_bool)
     }
 
@@ -226,14 +245,14 @@ pub struct NftParams {
 impl NftParams {
     /// Parses the path's `address` and the raw query string.
     pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::WALLET_NFTS, raw);
         let owner = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         let query = NftQuery {
             chain: p.chain()?,
             owner,
             token_addresses: p.addresses("token_addresses")?,
-            exclude_spam: p.boolean("exclude_spam", false)?,
-            with_total: !p.boolean("disable_total", true)?,
+            exclude_spam: p.boolean("exclude_spam")?,
+            with_total: !p.boolean("disable_total")?,
             page_size: p.page_size()?,
         };
         let shape = NftShape::parse(&p)?;
@@ -274,8 +293,8 @@ impl NftShape {
     fn parse(p: &RawParams) -> Result<Self, ApiError> {
         Ok(Self {
             format: p.scalar("format", TokenIdFormat::Decimal, TokenIdFormat::parse)?,
-            normalize_metadata: p.boolean("normalizeMetadata", false)?,
-            media_items: p.boolean("media_items", false)?,
+            normalize_metadata: p.boolean("normalizeMetadata")?,
+            media_items: p.boolean("media_items")?,
         })
     }
 }
@@ -309,7 +328,7 @@ impl OwnersParams {
         token_id: Option<&str>,
         raw: Option<&str>,
     ) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::NFT_LISTS, raw);
         let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         let token_id = token_id
             .map(|t| Uint256::parse(t).map_err(|e| ApiError::parse("token_id", e)))
@@ -341,7 +360,7 @@ pub struct CollectionNftsParams {
 impl CollectionNftsParams {
     /// Parses the path's collection `address` and the raw query string.
     pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::NFT_LISTS, raw);
         let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         Ok(Self {
             query: CollectionNftsQuery {
@@ -367,7 +386,7 @@ impl BalanceParams {
     /// Parses the path's wallet `address` and the raw query string. `exclude_spam` defaults to
     /// `true`, as in v2.2.
     pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::WALLET_BALANCES, raw);
         let owner = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         Ok(Self {
             query: TokenBalanceQuery {
@@ -375,7 +394,7 @@ impl BalanceParams {
                 owner,
                 to_block: p.block("to_block")?,
                 token_addresses: p.addresses("token_addresses")?,
-                exclude_spam: p.boolean("exclude_spam", true)?,
+                exclude_spam: p.boolean("exclude_spam")?,
                 page_size: PageSize::default(),
             },
         })
@@ -396,17 +415,17 @@ pub struct CollectionsParams {
 impl CollectionsParams {
     /// Parses the path's wallet `address` and the raw query string.
     pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::WALLET_COLLECTIONS, raw);
         let owner = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         Ok(Self {
             query: WalletCollectionsQuery {
                 chain: p.chain()?,
                 owner,
-                exclude_spam: p.boolean("exclude_spam", false)?,
+                exclude_spam: p.boolean("exclude_spam")?,
                 page_size: p.page_size()?,
             },
             cursor: p.cursor()?,
-            token_counts: p.boolean("token_counts", false)?,
+            token_counts: p.boolean("token_counts")?,
         })
     }
 }
@@ -423,7 +442,7 @@ pub struct TransferParams {
 impl TransferParams {
     /// Parses the raw query string of `GET /erc20/transfers` (v2: no dates, newest first).
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::ERC20_TRANSFERS, raw);
         let query = TransferQuery {
             chain: p.chain()?,
             wallets: p.addresses("wallet_addresses")?,
@@ -444,7 +463,7 @@ impl TransferParams {
     /// Parses `GET /{address}/erc20/transfers` (v2.2): the transfers that the wallet in the
     /// path sent or received, optionally of `contract_addresses` only.
     pub fn parse_wallet(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::WALLET_TRANSFERS, raw);
         let wallet = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         let contracts = p.addresses("contract_addresses")?;
         Self::v2_2(&p, AddressList::one(wallet), contracts)
@@ -453,7 +472,7 @@ impl TransferParams {
     /// Parses `GET /erc20/{address}/transfers` (v2.2): the transfers of the token contract in
     /// the path.
     pub fn parse_token(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::TOKEN_TRANSFERS, raw);
         let token = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         Self::v2_2(&p, AddressList::default(), AddressList::one(token))
     }
@@ -494,7 +513,7 @@ impl NftTransferParams {
     /// Parses `GET /{address}/nft/transfers`: the NFTs the wallet in the path sent or
     /// received, optionally of `contract_addresses` only.
     pub fn parse_wallet(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::WALLET_NFT_TRANSFERS, raw);
         let wallet = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         let contracts = p.addresses("contract_addresses")?;
         Self::parse_rest(&p, Some(wallet), contracts)
@@ -502,7 +521,7 @@ impl NftTransferParams {
 
     /// Parses `GET /nft/{address}/transfers`: the moves of the collection in the path.
     pub fn parse_collection(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::COLLECTION_NFT_TRANSFERS, raw);
         let collection = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         Self::parse_rest(&p, None, AddressList::one(collection))
     }
@@ -530,9 +549,6 @@ impl NftTransferParams {
         })
     }
 }
-
-/// Most entries a batch lookup takes (`addresses`, `symbols`, `wallet_addresses`).
-pub const MAX_BATCH: usize = 25;
 
 impl RawParams {
     /// A required parameter's one value.
@@ -589,7 +605,7 @@ pub struct DateToBlockParams {
 impl DateToBlockParams {
     /// Parses `chain` and the required `date` (Unix seconds or milliseconds, or ISO 8601).
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::DATE_TO_BLOCK, raw);
         let date = parse_instant(p.required("date")?).map_err(|e| ApiError::parse("date", e))?;
         Ok(Self {
             chain: p.chain()?,
@@ -610,7 +626,7 @@ pub struct TokenMetadataParams {
 impl TokenMetadataParams {
     /// Parses `chain` and the required `addresses` (1 to [`MAX_BATCH`]).
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::TOKEN_METADATA, raw);
         Ok(Self {
             addresses: p.address_batch("addresses")?,
             chain: p.chain()?,
@@ -634,7 +650,7 @@ impl TokenSymbolsParams {
     /// Parses `chain` and the required `symbols` (1 to [`MAX_BATCH`], each at most 64
     /// characters, no control characters).
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::TOKEN_SYMBOLS, raw);
         let symbols = p.batch("symbols")?;
         if let Some(bad) = symbols
             .iter()
@@ -669,7 +685,7 @@ pub struct NativeBalanceParams {
 impl NativeBalanceParams {
     /// Parses `GET /{address}/balance`: the path's wallet, `chain` and `to_block`.
     pub fn parse_one(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::NATIVE_BALANCE, raw);
         let wallet = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         Ok(Self {
             chain: p.chain()?,
@@ -681,7 +697,7 @@ impl NativeBalanceParams {
     /// Parses `GET /wallets/balances`: the required `wallet_addresses` (1 to [`MAX_BATCH`]),
     /// `chain` and `to_block`.
     pub fn parse_many(raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = RawParams::parse(raw);
+        let p = RawParams::read(spec::NATIVE_BALANCES, raw);
         Ok(Self {
             wallets: p.address_batch("wallet_addresses")?,
             chain: p.chain()?,

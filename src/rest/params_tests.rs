@@ -336,3 +336,53 @@ fn bad_lookups_name_their_parameter() {
         assert!(m.starts_with(want), "{want}: {m}");
     }
 }
+
+#[test]
+fn a_parameter_outside_the_routes_table_is_never_read() {
+    // `exclude_spam` is in the wallet-NFT table, not in dateToBlock's: asking for it there is
+    // our bug (a 500), whatever the query string holds.
+    let p = RawParams::read(spec::DATE_TO_BLOCK, Some("exclude_spam=true"));
+    let e = p.boolean("exclude_spam").unwrap_err();
+    assert_eq!(e.status(), axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(p.single("cursor").is_err());
+    let p = RawParams::read(spec::WALLET_NFTS, Some("exclude_spam=true"));
+    assert!(p.boolean("exclude_spam").unwrap());
+}
+
+#[test]
+fn boolean_defaults_come_from_the_table() {
+    let by_table = |table: &'static [ParamSpec], name: &'static str| {
+        RawParams::read(table, None).boolean(name).unwrap()
+    };
+    for table in spec::ALL {
+        for p in table.iter() {
+            if let Kind::Bool { default } = p.kind {
+                assert_eq!(by_table(table, p.name), default, "{}", p.name);
+            }
+        }
+    }
+    // And the routes read them: v2.2's spam filter is on by default, `disable_total` too.
+    let balances = BalanceParams::parse(WALLET, None).unwrap();
+    assert!(balances.query.exclude_spam);
+    assert!(!NftParams::parse(WALLET, None).unwrap().query.with_total);
+}
+
+#[test]
+fn every_route_parses_an_empty_query_string() {
+    // A route reading a name outside its table would answer 500 to every request.
+    NftParams::parse(WALLET, None).unwrap();
+    OwnersParams::parse(A, Some("1"), None).unwrap();
+    CollectionNftsParams::parse(A, None).unwrap();
+    BalanceParams::parse(WALLET, None).unwrap();
+    CollectionsParams::parse(WALLET, None).unwrap();
+    TransferParams::parse(None).unwrap();
+    TransferParams::parse_wallet(WALLET, None).unwrap();
+    TransferParams::parse_token(A, None).unwrap();
+    NftTransferParams::parse_wallet(WALLET, None).unwrap();
+    NftTransferParams::parse_collection(A, None).unwrap();
+    NativeBalanceParams::parse_one(WALLET, None).unwrap();
+    assert!(msg(DateToBlockParams::parse(None)).contains("is required"));
+    assert!(msg(TokenMetadataParams::parse(None)).contains("is required"));
+    assert!(msg(TokenSymbolsParams::parse(None)).contains("is required"));
+    assert!(msg(NativeBalanceParams::parse_many(None)).contains("is required"));
+}

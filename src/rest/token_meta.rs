@@ -124,7 +124,7 @@ request order. Name, symbol and decimals are what the contract answered, or what
 token list gives; the logo comes from the token list. An address tokenql knows no token of still \
 gets a record, with every field but `address` `null`. Supply, creation block, prices, categories \
 and links are not tracked (`null`).",
-    params(super::lookup_params::TokenMetadataQueryParams),
+    params(super::spec::TokenMetadata),
     responses(
         (status = 200, description = "One record per address asked.", body = Vec<TokenMetadataRecord>),
     ),
@@ -158,7 +158,7 @@ pub(super) async fn token_metadata(
     description = "Every ERC20 token whose symbol is one of up to 25 symbols (letter case \
 aside; at most 100 tokens per symbol), in the order of the symbols, then by address, with the \
 fields of `getTokenMetadata`. A symbol no token has adds nothing.",
-    params(super::lookup_params::TokenSymbolsQueryParams),
+    params(super::spec::TokenSymbols),
     responses(
         (status = 200, description = "The tokens with these symbols.", body = Vec<TokenMetadataRecord>),
     ),

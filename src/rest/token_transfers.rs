@@ -165,7 +165,7 @@ token contracts in `contract_addresses` only.\n\n", bounds_and_order!(), "\n\n\
 the first request for a wallet that is not starts fetching it, and answers `SYNCING`."),
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The wallet: `0x` and 40 hex digits, in any letter case."),
-        super::schemas::WalletTransferQueryParams,
+        super::spec::WalletTransfers,
     ),
     responses(
         (status = 200, description = "A page of the wallet's transfers.", body = TransactionCollection<TransactionRecord>),
@@ -194,7 +194,7 @@ pub(super) async fn wallet_token_transfers(
 that is not starts fetching it, and answers `SYNCING`."),
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The token contract: `0x` and 40 hex digits, in any letter case."),
-        super::schemas::TokenTransferQueryParams,
+        super::spec::TokenTransfers,
     ),
     responses(
         (status = 200, description = "A page of the token's transfers.", body = TransactionCollection<TransactionRecord>),

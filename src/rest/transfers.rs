@@ -136,7 +136,7 @@ Include or exclude token contracts (`contract_addresses`, `exclude_contracts`) a
 (`from_block`, `to_block`, inclusive), and pass `cursor` to get the next page.\n\n\
 Deprecated upstream since 2023-09-04, and still served fully: every answer carries a \
 `Deprecation` header (RFC 9745).",
-    params(super::schemas::TransferQueryParams),
+    params(super::spec::Erc20Transfers),
     responses(
         (status = 200, description = "A page of transfers.", body = TransferEnvelope<TransferRecord>),
     ),

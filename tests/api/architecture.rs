@@ -1,7 +1,9 @@
 //! The architecture, checked: which top-level module of `src/` may import which. The table
 //! [`ALLOWED`] is the documentation; the test reads every file of `src/` and fails when a module
 //! imports one it may not, when the table itself has a cycle, or when any two modules (files)
-//! of `src/` import each other through a chain of imports.
+//! of `src/` import each other through a chain of imports. Further rules, one test each: tables
+//! only through `store/` and `query/`, one dialect switch, cursors read only by the walk, REST
+//! query parameters described only in their route's spec (`rest/spec.rs`).
 //!
 //! Data flows chain → `indexer` → `store` → database → `query` → `rest` / `graphql`; the
 //! imports point the other way, down the layers:
@@ -536,4 +538,73 @@ fn files_raw() -> Vec<(String, String)> {
             (f, text)
         })
         .collect()
+}
+
+/// What would describe a query parameter to the OpenAPI document: a derived or hand-written
+/// `IntoParams`, utoipa's field attributes, a parameter built by hand, or a
+/// `("name" = T, Query, …)` entry of a `#[utoipa::path(params(…))]`.
+const QUERY_PARAMETER_DESCRIPTIONS: &[&str] = &[
+    "IntoParams",
+    "#[param(",
+    "#[into_params(",
+    "ParameterBuilder",
+    "ParameterIn::Query",
+];
+
+/// The places in `text` (one file's source, comments skipped) that describe a query parameter.
+fn query_parameter_descriptions(text: &str) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let mut found = Vec::new();
+    for line in code.lines().map(str::trim) {
+        if line.starts_with("//") {
+            continue;
+        }
+        if let Some(p) = QUERY_PARAMETER_DESCRIPTIONS
+            .iter()
+            .find(|p| line.contains(*p))
+        {
+            found.push((*p).to_string());
+        }
+        let tuple_in_query = line.starts_with("(\"")
+            && line.contains("\" =")
+            && (line.contains(", Query") || line.contains("= Query"));
+        if tuple_in_query {
+            found.push(line.to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn rest_parameters_are_described_only_in_their_spec() {
+    // One table per route in rest/spec.rs is read by the parser and written into the OpenAPI
+    // document; nothing else may describe a query parameter, or the two drift apart.
+    let mut found = Vec::new();
+    for (file, text) in files_raw() {
+        if file == "rest/spec.rs" || file.starts_with("rest/spec/") {
+            continue;
+        }
+        for place in query_parameter_descriptions(&text) {
+            found.push(format!("{file}: {place}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "query parameters described outside rest/spec.rs (add them to the route's table): \
+         {found:?}"
+    );
+}
+
+#[test]
+fn the_spec_check_finds_a_description() {
+    let derived = "#[derive(IntoParams)]\nstruct Q { #[param(required = false)] chain: String }";
+    assert_eq!(
+        query_parameter_descriptions(derived),
+        ["IntoParams", "#[param("]
+    );
+    let tuple = "params(\n    (\"chain\" = String, Query, description = \"x\"),\n)";
+    assert_eq!(query_parameter_descriptions(tuple).len(), 1);
+    let path = "params(\n    (\"address\" = AddressSchema, Path, description = \"x\"),\n)";
+    assert!(query_parameter_descriptions(path).is_empty());
+    assert!(query_parameter_descriptions("// IntoParams in prose").is_empty());
 }
