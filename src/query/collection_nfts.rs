@@ -51,13 +51,21 @@ struct Share {
 
 impl CollectionNftsQuery {
     fn digest(&self) -> String {
-        query_digest(&format!("cnfts|{}|{}", self.chain.id(), self.contract))
+        let mut text = format!("cnfts|{}|{}", self.chain.id(), self.contract);
+        if let Some(t) = self.token {
+            text.push_str(&format!("|{}", t.to_db()));
+        }
+        query_digest(&text)
     }
 
     fn filter(&self) -> Condition {
-        Condition::all()
+        let c = Condition::all()
             .add(H::ChainId.eq(self.chain.db_id()))
-            .add(H::ContractAddress.eq(self.contract.to_string()))
+            .add(H::ContractAddress.eq(self.contract.to_string()));
+        match self.token {
+            Some(t) => c.add(H::TokenId.eq(t)),
+            None => c,
+        }
     }
 
     /// The collection's whole history (its holdings are exact once it is complete).

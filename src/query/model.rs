@@ -274,6 +274,8 @@ pub struct TokenBalance {
 pub struct CollectionNftsQuery {
     pub chain: Chain,
     pub contract: Address,
+    /// Only this token (one NFT's record); `None`: every held token.
+    pub token: Option<Uint256>,
     pub page_size: PageSize,
 }
 

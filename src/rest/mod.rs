@@ -153,6 +153,14 @@ fn served() -> Router<AppState> {
             get(collection_nfts::collection_nfts).fallback(method_not_allowed),
         )
         .route(
+            "/nft/{address}/{token_id}",
+            get(collection_nfts::nft_metadata).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/{token_id}/transfers",
+            get(nft_transfers::token_nft_transfers).fallback(method_not_allowed),
+        )
+        .route(
             "/{address}/nft/collections",
             get(collections::wallet_collections).fallback(method_not_allowed),
         )

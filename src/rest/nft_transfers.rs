@@ -2,7 +2,8 @@
 //!
 //! - `GET /{address}/nft/transfers` (`getWalletNFTTransfers`): the NFTs a wallet sent or
 //!   received, optionally of some collections only;
-//! - `GET /nft/{address}/transfers` (`getNFTContractTransfers`): every move of one collection.
+//! - `GET /nft/{address}/transfers` (`getNFTContractTransfers`): every move of one collection;
+//! - `GET /nft/{address}/{token_id}/transfers` (`getNFTTransfers`): every move of one token.
 //!
 //! One record per NFT move: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of a
 //! `TransferBatch` (a batch of n ids is n records, in batch order). Both take block or date
@@ -22,7 +23,7 @@ use super::params::NftTransferParams;
 use super::transfers::TRANSFER_ROWS;
 use crate::app::Reader;
 use crate::query::{NftTransfer, QueryService, Related};
-use crate::types::{iso8601_secs, Address, TokenIdFormat};
+use crate::types::{iso8601_secs, Address, TokenIdFormat, Uint256};
 
 /// One NFT move in v2.2's shape (`nftTransfer`). Fields tokenql has no data for are `null`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -135,11 +136,18 @@ impl NftTransferRecord {
 async fn answer(
     service: &QueryService,
     params: &NftTransferParams,
+    token: Option<Uint256>,
 ) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
-    let answer = service
-        .nft_transfers(&params.query, params.cursor.as_deref(), TRANSFER_ROWS)
-        .await
-        .map_err(|e| ApiError::from_query("nft_transfers", e))?;
+    let (q, after) = (&params.query, params.cursor.as_deref());
+    let answer = match token {
+        None => service.nft_transfers(q, after, TRANSFER_ROWS).await,
+        Some(t) => {
+            service
+                .token_nft_transfers(q, t, after, TRANSFER_ROWS)
+                .await
+        }
+    }
+    .map_err(|e| ApiError::from_query("nft_transfers", e))?;
     let result = answer
         .page
         .edges
@@ -187,7 +195,7 @@ pub(super) async fn wallet_nft_transfers(
 ) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftTransferParams::parse_wallet(&address, raw.as_deref())?;
-    answer(&service, &params).await
+    answer(&service, &params, None).await
 }
 
 /// The handler of `GET /nft/{address}/transfers`.
@@ -215,5 +223,34 @@ pub(super) async fn collection_nft_transfers(
 ) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = NftTransferParams::parse_collection(&address, raw.as_deref())?;
-    answer(&service, &params).await
+    answer(&service, &params, None).await
+}
+
+/// The handler of `GET /nft/{address}/{token_id}/transfers`.
+#[utoipa::path(
+    get,
+    path = "/nft/{address}/{token_id}/transfers",
+    operation_id = "getNFTTransfers",
+    tag = "NFT",
+    summary = "Get NFT transfers by token ID",
+    description = concat!("Every move of one NFT.\n\n", moves_and_order!(), "\n\n\
+`status` is `SYNCED` once the collection's whole history is indexed; the first request for a \
+collection that is not starts fetching it, and answers `SYNCING`."),
+    params(
+        ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
+        ("token_id" = String, Path, description = "The token id: decimal digits, or `0x` and hex digits; at most 2^256-1."),
+        super::spec::CollectionNftTransfers,
+    ),
+    responses(
+        (status = 200, description = "A page of the token's moves.", body = NftTransferCollection<NftTransferRecord>),
+    ),
+)]
+pub(super) async fn token_nft_transfers(
+    Reader(service): Reader,
+    path: Result<Path<(String, String)>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
+    let Path((address, token_id)) = path.map_err(|r| path_rejection("address", r))?;
+    let (params, token) = NftTransferParams::parse_token(&address, &token_id, raw.as_deref())?;
+    answer(&service, &params, Some(token)).await
 }

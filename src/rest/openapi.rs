@@ -103,6 +103,8 @@ the server log).";
         super::collections::wallet_collections,
         super::balances::wallet_balances,
         super::collection_nfts::collection_nfts,
+        super::collection_nfts::nft_metadata,
+        super::nft_transfers::token_nft_transfers,
         super::blocks::latest_block_number,
         super::blocks::date_to_block,
         super::utils::web3_version,

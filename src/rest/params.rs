@@ -358,14 +358,23 @@ pub struct CollectionNftsParams {
 }
 
 impl CollectionNftsParams {
-    /// Parses the path's collection `address` and the raw query string.
-    pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+    /// Parses the path's collection `address`, its `token_id` if any (`GET
+    /// /nft/{address}/{token_id}`: one NFT), and the raw query string.
+    pub fn parse(
+        address: &str,
+        token_id: Option<&str>,
+        raw: Option<&str>,
+    ) -> Result<Self, ApiError> {
         let p = RawParams::read(spec::NFT_LISTS, raw);
         let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        let token = token_id
+            .map(|t| Uint256::parse(t).map_err(|e| ApiError::parse("token_id", e)))
+            .transpose()?;
         Ok(Self {
             query: CollectionNftsQuery {
                 chain: p.chain()?,
                 contract,
+                token,
                 page_size: p.page_size()?,
             },
             cursor: p.cursor()?,
@@ -524,6 +533,17 @@ impl NftTransferParams {
         let p = RawParams::read(spec::COLLECTION_NFT_TRANSFERS, raw);
         let collection = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         Self::parse_rest(&p, None, AddressList::one(collection))
+    }
+
+    /// Parses `GET /nft/{address}/{token_id}/transfers`: the moves of one token; the token id
+    /// in decimal or `0x` hex.
+    pub fn parse_token(
+        address: &str,
+        token_id: &str,
+        raw: Option<&str>,
+    ) -> Result<(Self, Uint256), ApiError> {
+        let token = Uint256::parse(token_id).map_err(|e| ApiError::parse("token_id", e))?;
+        Ok((Self::parse_collection(address, raw)?, token))
     }
 
     /// What both routes share: blocks or dates, `order`, `limit`, `cursor`, `format`.

@@ -372,7 +372,7 @@ fn every_route_parses_an_empty_query_string() {
     // A route reading a name outside its table would answer 500 to every request.
     NftParams::parse(WALLET, None).unwrap();
     OwnersParams::parse(A, Some("1"), None).unwrap();
-    CollectionNftsParams::parse(A, None).unwrap();
+    CollectionNftsParams::parse(A, None, None).unwrap();
     BalanceParams::parse(WALLET, None).unwrap();
     CollectionsParams::parse(WALLET, None).unwrap();
     TransferParams::parse(None).unwrap();

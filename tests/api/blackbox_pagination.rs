@@ -854,6 +854,60 @@ async fn v2_2_nft_transfer_routes(backend: Backend) {
         &want_asc,
     )
     .await;
+    // One token's moves (`getNFTTransfers`): the collection's, of that token only; the id in
+    // decimal or hex.
+    let mut by_token: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+    for m in &truth.nft_moves {
+        *by_token.entry((&m.contract, &m.id_hex)).or_default() += 1;
+    }
+    let ((tc, tid), n) = by_token
+        .iter()
+        .max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))
+        .expect("a token");
+    assert!(*n > 1, "the demo's busiest token moved more than once");
+    let of_token: Vec<&NftMove> = truth
+        .nft_moves
+        .iter()
+        .filter(|m| m.contract == *tc && m.id_hex == *tid)
+        .collect();
+    let dec = hex_to_dec(tid);
+    let records = walk_v2_2(
+        &app,
+        &format!("/api/v2.2/nft/{tc}/{dec}/transfers?limit=1"),
+        1,
+        &move_positions(&of_token),
+    )
+    .await;
+    for (r, m) in records.iter().zip(&of_token) {
+        check_nft_transfer_record(r, m);
+    }
+    let hex = format!("0x{}", tid.trim_start_matches('0'));
+    let mut asc = move_positions(&of_token);
+    asc.reverse();
+    walk_v2_2(
+        &app,
+        &format!("/api/v2/nft/{tc}/{hex}/transfers?order=ASC&limit=100"),
+        100,
+        &asc,
+    )
+    .await;
+    for (uri, name) in [
+        (format!("/api/v2.2/nft/{tc}/twelve/transfers"), "token_id"),
+        (
+            format!("/api/v2.2/nft/{tc}/{dec}/transfers?limit=0"),
+            "limit",
+        ),
+    ] {
+        let (status, _, body) = app.get_rest(&uri).await;
+        assert_eq!(status, 400, "{uri}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(name)),
+            "{uri}: {body}"
+        );
+    }
+
     // And the collection of the demo's first mint, mints and all.
     let minted = &truth
         .nft_moves
@@ -1496,6 +1550,52 @@ async fn v2_2_collection_nfts_route(backend: Backend) {
             "token_address"
         );
     }
+
+    // One NFT (`getNFTMetadata`): the same record, alone, for a token held by one wallet and
+    // (if the demo has one) by several; the id in decimal or hex; a token nobody holds is a 404.
+    let single = tokens.iter().find(|(_, (h, _))| h.len() == 1);
+    let several = tokens.iter().find(|(_, (h, _))| h.len() > 1);
+    for ((c, id_hex), (holders, amount)) in single.into_iter().chain(several) {
+        let id = &holders[0].token_id;
+        for path_id in [id.clone(), format!("0x{}", id_hex.trim_start_matches('0'))] {
+            let (status, headers, body) =
+                app.get_rest(&format!("/api/v2.2/nft/{c}/{path_id}")).await;
+            assert_eq!(status, 200, "{c} #{path_id}: {body}");
+            assert_eq!(
+                headers.get("x-sync-status").and_then(|v| v.to_str().ok()),
+                Some("SYNCED")
+            );
+            let owner = (holders.len() == 1).then(|| holders[0].owner.clone());
+            assert_eq!(
+                (
+                    body["token_address"].as_str(),
+                    text(&body["token_id"]),
+                    body["owner_of"].as_str().map(str::to_string),
+                    text(&body["amount"]),
+                ),
+                (
+                    Some(c.as_str()),
+                    Some(id.clone()),
+                    owner,
+                    Some(amount.to_string())
+                ),
+                "{c} #{path_id}"
+            );
+        }
+    }
+    let (c, _) = tokens.keys().next().expect("a token");
+    let (status, _, body) = app
+        .get_rest(&format!("/api/v2.2/nft/{c}/115792089237316195423570985008687907853269984665640564039457584007913129639935"))
+        .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nobody holds it")),
+        "{body}"
+    );
+    let (status, _, body) = app.get_rest(&format!("/api/v2.2/nft/{c}/twelve")).await;
+    assert_eq!(status, 400, "{body}");
 
     // Hex ids, and errors.
     let (c, _) = tokens.keys().next().expect("a token");

@@ -34,6 +34,8 @@ const WALLET_NFT_TRANSFERS: &str = "/{address}/nft/transfers";
 const COLLECTION_NFT_TRANSFERS: &str = "/nft/{address}/transfers";
 const OWNERS: &str = "/nft/{address}/owners";
 const TOKEN_OWNERS: &str = "/nft/{address}/{token_id}/owners";
+const ONE_NFT: &str = "/nft/{address}/{token_id}";
+const TOKEN_NFT_TRANSFERS: &str = "/nft/{address}/{token_id}/transfers";
 const COLLECTIONS: &str = "/{address}/nft/collections";
 const LATEST_BLOCK: &str = "/latestBlockNumber/{chain}";
 const DATE_TO_BLOCK: &str = "/dateToBlock";
@@ -145,7 +147,9 @@ fn is_a_complete_openapi_3_1_document() {
             CONTRACT_NFTS,
             OWNERS,
             COLLECTION_NFT_TRANSFERS,
+            ONE_NFT,
             TOKEN_OWNERS,
+            TOKEN_NFT_TRANSFERS,
             NATIVE_MANY,
             VERSION,
             NATIVE,
@@ -176,6 +180,8 @@ fn is_a_complete_openapi_3_1_document() {
         (NATIVE_MANY, "getNativeBalancesForAddresses"),
         (TOKEN_METADATA, "getTokenMetadata"),
         (TOKEN_SYMBOLS, "getTokenMetadataBySymbol"),
+        (ONE_NFT, "getNFTMetadata"),
+        (TOKEN_NFT_TRANSFERS, "getNFTTransfers"),
     ] {
         let op = &doc["paths"][path]["get"];
         assert_eq!(op["operationId"], id);

@@ -125,6 +125,7 @@ impl NftCollection {
         let q = query::CollectionNftsQuery {
             chain: self.chain,
             contract: self.address,
+            token: None,
             page_size: args::first(first)?,
         };
         let (service, after) = (service(ctx)?, args::after(after.as_deref())?);

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::truth::{scale, Truth};
+use common::truth::{hex_to_dec, scale, Truth};
 use common::{text, Backend, TestApp};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
@@ -389,7 +389,7 @@ async fn check_pages(
                     check_typed_nft(&ctx, t, r)
                 }
                 "token.getErc20Transfers" => check_typed_transfer(&ctx, t, r),
-                "nft.getNFTContractTransfers" => {
+                "nft.getNFTContractTransfers" | "nft.getNFTTransfers" => {
                     // moralis 2.27.2 builds this call's typed `tokenAddress` from the record's
                     // `to_address` (its deserializer's own mistake; `raw` above holds ours).
                     assert_eq!(lower(&t["tokenAddress"]), lower(&r["to_address"]), "{ctx}");
@@ -992,7 +992,8 @@ async fn moralis_2_22_get_erc20_transfers() {
 }
 
 /// moralis 2.27.2's v2.2 transfer calls, `getWalletTokenTransfers`, `getTokenTransfers`,
-/// `getWalletNFTTransfers`, `getNFTContractTransfers`, `getNFTOwners`, `getNFTTokenIdOwners`
+/// `getWalletNFTTransfers`, `getNFTContractTransfers`, `getNFTTransfers`, `getNFTOwners`,
+/// `getNFTTokenIdOwners`
 /// and `getWalletNFTCollections`, at
 /// its default base path: both orders, block and date bounds, a contract filter, paging with
 /// `next()`; a date the SDK refuses itself, and dates in the wrong order answered with our 400.
@@ -1026,6 +1027,18 @@ async fn moralis_2_27_wallet_and_token_transfers() {
         .to_string();
     let w = format!("/api/v2.2/{wallet}/erc20/transfers?chain=0x1");
     let u = format!("/api/v2.2/erc20/{USDT}/transfers?chain=0x1");
+    // The sample's token that moved most, for `getNFTTransfers`.
+    let truth = Truth::demo();
+    let mut moved: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for m in &truth.nft_moves {
+        *moved.entry((&m.contract, &m.id_hex)).or_default() += 1;
+    }
+    let ((collection, token), _) = moved
+        .iter()
+        .max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))
+        .map(|((c, t), n)| ((c.to_string(), hex_to_dec(t)), *n))
+        .filter(|(_, n)| *n > 1)
+        .expect("a token that moved twice");
     let calls = vec![
         Call::pages(
             "a wallet's transfers, limit 4",
@@ -1064,6 +1077,13 @@ async fn moralis_2_27_wallet_and_token_transfers() {
             json!({"chain": "0x1", "address": WALLET_15, "limit": 5}),
             format!("/api/v2.2/{WALLET_15}/nft/transfers?chain=0x1"),
             5,
+        ),
+        Call::pages(
+            "one token's NFT moves, limit 1",
+            "nft.getNFTTransfers",
+            json!({"chain": "0x1", "address": upper(&collection), "tokenId": token, "limit": 1}),
+            format!("/api/v2.2/nft/{collection}/{token}/transfers?chain=0x1"),
+            1,
         ),
         Call::pages(
             "a collection's NFT moves, oldest first, hex ids",
