@@ -1,10 +1,11 @@
 //! The lookup operations through the official SDKs, base URL only: the JS SDK (`moralis`
 //! 2.27.2) and the Python SDK (`moralis` 0.1.49) call `web3ApiVersion`, `endpointWeights`,
 //! `getDateToBlock`, `getTokenMetadata`, `getTokenMetadataBySymbol`, `getNativeBalance` and
-//! `getNativeBalancesForAddresses` (neither SDK has `getLatestBlockNumber`) on the bundled
-//! sample, with native balances read from anvil. Each answer is compared with independent
-//! truth: `Cargo.toml`, the OpenAPI document, the sample's `blocks.jsonl`, the token list file,
-//! and anvil's own `eth_getBalance`.
+//! `getNativeBalancesForAddresses` (neither SDK has `getLatestBlockNumber`) and
+//! `getNFTMetadata` on the bundled sample, with native balances read from anvil. Each answer is
+//! compared with independent truth: `Cargo.toml`, the OpenAPI document, the sample's
+//! `blocks.jsonl`, the token list file, anvil's own `eth_getBalance`, and the sample's holdings
+//! decoded by the test (`Truth`).
 
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use tokenql::types::Chain;
 
 use super::{python, run_sdk, USDT};
 use crate::support::anvil::Anvil;
-use crate::support::common::truth::token_list;
+use crate::support::common::truth::{token_list, Truth};
 use crate::support::common::{self, Backend, TestApp};
 
 const DAI: &str = "0x6b175474e89094c44da98b954eedeac495271d0f";
@@ -174,6 +175,7 @@ async fn want(anvil: &Anvil) -> Vec<(&'static str, Value)> {
         ),
         ("symbols", json!([[USDT, usdt.0, usdt.1, usdt.2, usdt.3]])),
         ("balance", json!({"balance": a1})),
+        ("nft", one_nft().1),
         (
             "balances",
             json!({"block_number": "2", "total_balance": total(&a2, &b2),
@@ -182,9 +184,34 @@ async fn want(anvil: &Anvil) -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// A token of the sample one wallet holds: its (collection, token id) and, as `shape` writes
+/// an NFT, `[token_address, token_id, owner_of, amount]`, from the test's own decoding.
+fn one_nft() -> ((String, String), Value) {
+    let truth = Truth::demo();
+    let mut holders: std::collections::BTreeMap<(&str, &str), Vec<_>> = Default::default();
+    for n in truth.nfts.values().flatten() {
+        holders
+            .entry((&n.contract, &n.token_id))
+            .or_default()
+            .push(n);
+    }
+    let ((c, id), h) = holders
+        .into_iter()
+        .find(|(_, h)| h.len() == 1)
+        .expect("a token held by one wallet");
+    let want = json!([c, id, h[0].owner, h[0].amount]);
+    ((c.to_string(), id.to_string()), want)
+}
+
 /// The parts of a raw answer `want` names, in its shape.
 fn shape(name: &str, raw: &Value) -> Value {
     match name {
+        "nft" => json!([
+            raw["token_address"],
+            raw["token_id"],
+            raw["owner_of"],
+            raw["amount"]
+        ]),
         "date" => {
             json!({"block": raw["block"], "timestamp": raw["timestamp"], "hash": raw["hash"]})
         }
@@ -223,8 +250,10 @@ async fn sdk_lookups() {
     let date = tokenql::types::iso8601_secs(ts);
     let (a, b) = (anvil.accounts[0].clone(), anvil.accounts[1].clone());
     let want = want(&anvil).await;
+    let ((collection, token), _) = one_nft();
 
     let js = run(&app, "moralis-2.27", json!([
+        {"name": "nft", "op": "nft.getNFTMetadata", "params": {"chain": "0x1", "address": collection, "tokenId": token}},
         {"name": "version", "op": "utils.web3ApiVersion", "params": {}},
         {"name": "weights", "op": "utils.endpointWeights", "params": {}},
         {"name": "date", "op": "block.getDateToBlock", "params": {"chain": "0x1", "date": date}},
@@ -240,6 +269,7 @@ async fn sdk_lookups() {
     js_typed(&js, &want);
 
     let py = run(&app, python::CLIENT, json!([
+        {"name": "nft", "op": "nft.get_nft_metadata", "params": {"chain": "eth", "address": collection, "token_id": token}},
         {"name": "version", "op": "utils.web3_api_version", "params": {}},
         {"name": "weights", "op": "utils.endpoint_weights", "params": {}},
         {"name": "date", "op": "block.get_date_to_block", "params": {"chain": "eth", "date": date}},
