@@ -51,6 +51,9 @@ pub mod metrics;
 pub mod objects;
 pub mod scalars;
 
+use std::sync::Arc;
+
+use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::{EmptyMutation, EmptySubscription, Schema, SchemaBuilder};
 use axum::routing::get;
 use axum::Router;
@@ -108,17 +111,23 @@ impl Executor {
         // Parsed here, once, to name the operation (or copied from an earlier request with
         // the same text); the executor uses this document. A document that does not parse is
         // left to the executor, which reports the error.
+        // The kept form is shared with the field ordering after execution, so a request costs
+        // one copy of its document, as before the ordering.
         let name = request.operation_name.clone();
-        match self.documents.get(&request.query) {
-            Some(doc) => request.set_parsed_query(doc),
+        let doc = match self.documents.get(&request.query) {
+            Some(doc) => {
+                request.set_parsed_query(ExecutableDocument::clone(&doc));
+                Some(doc)
+            }
             None => {
                 let text = request.query.clone();
-                if let Ok(doc) = request.parsed_query() {
+                let doc = request.parsed_query().ok().cloned().map(Arc::new);
+                if let Some(doc) = &doc {
                     self.documents.put(&text, doc);
                 }
+                doc
             }
-        }
-        let doc = request.parsed_query().ok().cloned();
+        };
         let op = doc
             .as_ref()
             .and_then(|doc| metrics::operation(doc, name.as_deref()));

@@ -13,7 +13,9 @@
 //!   holds a collection's tokens, or one token (v2.2).
 //! - `GET /{address}/nft/collections` ([`collections`]): the collections a wallet holds (v2.2).
 //! - `GET /{address}/erc20` ([`balances`]): a wallet's ERC20 balances (v2.2).
-//! - `GET /nft/{address}` ([`collection_nfts`]): the tokens of a collection someone holds (v2.2).
+//! - `GET /nft/{address}` ([`collection_nfts`]): the tokens of a collection someone holds (v2.2);
+//!   `GET /nft/{address}/{token_id}`: one of them; `GET /nft/{address}/{token_id}/transfers`
+//!   ([`nft_transfers`]): one token's moves.
 //! - `GET /latestBlockNumber/{chain}` and `GET /dateToBlock` ([`blocks`]): the indexed head, and
 //!   the last block at or before a date.
 //! - `GET /web3/version` and `GET /info/endpointWeights` ([`utils`]).

@@ -7,7 +7,7 @@
 //! executor reports its error each time.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_graphql::parser::types::ExecutableDocument;
 
@@ -20,17 +20,18 @@ pub const MAX_TEXT: usize = 8 * 1024;
 /// A bounded map from a document's text to its parsed form.
 #[derive(Default)]
 pub struct Documents {
-    parsed: Mutex<HashMap<String, ExecutableDocument>>,
+    parsed: Mutex<HashMap<String, Arc<ExecutableDocument>>>,
 }
 
 impl Documents {
-    /// The parsed form of `text`, if kept.
-    pub fn get(&self, text: &str) -> Option<ExecutableDocument> {
+    /// The parsed form of `text`, if kept (shared: the executor takes a copy, the answer's
+    /// field order reads this one).
+    pub fn get(&self, text: &str) -> Option<Arc<ExecutableDocument>> {
         self.lock().get(text).cloned()
     }
 
     /// Keeps `doc` as the parsed form of `text` (unless `text` is too long to keep).
-    pub fn put(&self, text: &str, doc: &ExecutableDocument) {
+    pub fn put(&self, text: &str, doc: &Arc<ExecutableDocument>) {
         if text.len() > MAX_TEXT {
             return;
         }
@@ -53,7 +54,7 @@ impl Documents {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ExecutableDocument>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<ExecutableDocument>>> {
         // A panic while holding the lock cannot leave the map half-changed in a way that
         // matters: every entry is a whole parsed document.
         self.parsed.lock().unwrap_or_else(|e| e.into_inner())
@@ -65,8 +66,8 @@ mod tests {
     use super::*;
     use async_graphql::parser::parse_query;
 
-    fn doc(text: &str) -> ExecutableDocument {
-        parse_query(text).expect("a valid document")
+    fn doc(text: &str) -> Arc<ExecutableDocument> {
+        Arc::new(parse_query(text).expect("a valid document"))
     }
 
     #[test]
