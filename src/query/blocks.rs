@@ -11,6 +11,8 @@
 //! JSON-RPC endpoint for the chain, [`DateToBlock::settled`] reads the missing headers it needs
 //! (a binary search between the two stored blocks: log2 of the gap reads) and answers exactly.
 
+use sea_orm::ConnectionTrait;
+
 use super::{ChainReadError, ChainReads, QueryError, QueryService};
 use crate::store::blocks::{self, StoredBlock};
 use crate::types::Chain;
@@ -81,23 +83,34 @@ impl QueryService {
     }
 
     /// The last block of `chain` stamped at or before `secs` (Unix seconds), exactly, from the
-    /// stored headers (see the module documentation).
+    /// stored headers (see the module documentation). Its statements read one snapshot: a
+    /// block stored between them cannot make a stale neighbour look consecutive.
     pub async fn date_to_block(&self, chain: Chain, secs: u64) -> Result<DateToBlock, QueryError> {
-        let Some(before) = blocks::last_at_or_before(&self.db, chain, secs).await? else {
-            return Ok(match blocks::first(&self.db, chain).await? {
-                Some(first) => DateToBlock::BeforeFirst { first },
-                None => DateToBlock::NothingStored,
-            });
-        };
-        if before.timestamp == secs {
-            return Ok(DateToBlock::Found(before));
-        }
-        Ok(
-            match blocks::next_after(&self.db, chain, before.number).await? {
-                None => DateToBlock::AfterHead { newest: before },
-                Some(after) if after.number == before.number + 1 => DateToBlock::Found(before),
-                Some(after) => DateToBlock::Unsettled { before, after },
-            },
-        )
+        let snap = self.snapshot().await?;
+        let answer = date_to_block_in(snap.db(), chain, secs).await?;
+        snap.close().await?;
+        Ok(answer)
     }
+}
+
+/// [`QueryService::date_to_block`], read through `db`.
+async fn date_to_block_in(
+    db: &impl ConnectionTrait,
+    chain: Chain,
+    secs: u64,
+) -> Result<DateToBlock, QueryError> {
+    let Some(before) = blocks::last_at_or_before(db, chain, secs).await? else {
+        return Ok(match blocks::first(db, chain).await? {
+            Some(first) => DateToBlock::BeforeFirst { first },
+            None => DateToBlock::NothingStored,
+        });
+    };
+    if before.timestamp == secs {
+        return Ok(DateToBlock::Found(before));
+    }
+    Ok(match blocks::next_after(db, chain, before.number).await? {
+        None => DateToBlock::AfterHead { newest: before },
+        Some(after) if after.number == before.number + 1 => DateToBlock::Found(before),
+        Some(after) => DateToBlock::Unsettled { before, after },
+    })
 }
