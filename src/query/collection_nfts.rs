@@ -31,7 +31,7 @@ use nft_holding::Column as H;
 
 /// One token id of the collection, grouped over its holders.
 #[derive(Debug, FromQueryResult)]
-struct Token {
+pub(super) struct Token {
     token_id: Uint256,
     contract_type: TokenStandard,
     holders: i64,
@@ -116,21 +116,7 @@ impl QueryService {
             filter = filter.add(certain_holdings(q.chain, view.start_block));
         }
         let limit = q.page_size.get();
-        let tokens = nft_holding::Entity::find()
-            .filter(filter.clone())
-            .select_only()
-            .column(H::TokenId)
-            .column_as(Expr::col(H::ContractType).max(), "contract_type")
-            .column_as(Expr::col(H::OwnerAddress).count(), "holders")
-            .column_as(Expr::col(H::OwnerAddress).min(), "owner")
-            .column_as(Expr::col(H::Amount).max(), "amount")
-            .column_as(Expr::col(H::BlockNumber).max(), "block_number")
-            .group_by(H::TokenId)
-            .order_by_asc(H::TokenId)
-            .limit(limit + 1)
-            .into_model::<Token>()
-            .all(snap.db())
-            .await?;
+        let tokens = held_tokens(snap.db(), filter.clone(), limit + 1).await?;
         let page = &tokens[..tokens.len().min(limit as usize)];
         // Read in the same snapshot, the shares add up to the amounts of the tokens read.
         let shared = shared_amounts(snap.db(), filter, page).await?;
@@ -143,8 +129,31 @@ impl QueryService {
     }
 }
 
+/// Up to `limit` of the held tokens `filter` matches, grouped over their holders, by token id.
+pub(super) async fn held_tokens(
+    db: &impl ConnectionTrait,
+    filter: Condition,
+    limit: u64,
+) -> Result<Vec<Token>, QueryError> {
+    Ok(nft_holding::Entity::find()
+        .filter(filter)
+        .select_only()
+        .column(H::TokenId)
+        .column_as(Expr::col(H::ContractType).max(), "contract_type")
+        .column_as(Expr::col(H::OwnerAddress).count(), "holders")
+        .column_as(Expr::col(H::OwnerAddress).min(), "owner")
+        .column_as(Expr::col(H::Amount).max(), "amount")
+        .column_as(Expr::col(H::BlockNumber).max(), "block_number")
+        .group_by(H::TokenId)
+        .order_by_asc(H::TokenId)
+        .limit(limit)
+        .into_model::<Token>()
+        .all(db)
+        .await?)
+}
+
 /// The summed amounts of the tokens held by several wallets.
-async fn shared_amounts(
+pub(super) async fn shared_amounts(
     db: &impl ConnectionTrait,
     filter: Condition,
     tokens: &[Token],
@@ -185,7 +194,7 @@ async fn shared_amounts(
 }
 
 /// A grouped token as a record, keyed by its token id.
-fn nft(
+pub(super) fn nft(
     contract: Address,
     t: Token,
     shared: &HashMap<Uint256, Uint256>,

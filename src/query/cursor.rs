@@ -37,6 +37,12 @@ pub enum CursorKind {
     /// A collection's NFTs.
     #[serde(rename = "cnfts")]
     CollectionNfts,
+    /// A collection's traits.
+    #[serde(rename = "traits")]
+    Traits,
+    /// A collection's NFTs that have the traits asked for.
+    #[serde(rename = "tnfts")]
+    TraitNfts,
 }
 
 /// The decoded content of a cursor. On the wire each field keeps the one-letter name the first

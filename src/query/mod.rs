@@ -10,6 +10,8 @@
 //!   metadata, token rows, labels, preview media), read in one batch per kind for the whole page
 //!   ([`Answer`], [`Include`]), so a page costs a constant number of statements whatever its
 //!   size, and the adapters only reshape.
+//! - [`QueryService::traits`], [`QueryService::traits_page`], [`QueryService::nfts_by_traits`]:
+//!   a collection's traits, counted from its tokens' metadata, and the NFTs that have some.
 //! - [`QueryService::media`]: preview media of a page's tokens (queues unknown images for the
 //!   media worker; never waits on a fetch).
 
@@ -31,6 +33,7 @@ mod related;
 mod snapshot;
 pub mod status;
 mod token_meta;
+mod traits;
 mod transfer_filter;
 mod transfers;
 mod walk;
@@ -42,6 +45,10 @@ pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
 pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
+pub use traits::{
+    CollectionTraits, NftRarity, NftsByTraitsQuery, TraitCount, TraitFilter, TraitRarity,
+    TraitedNft, TraitsPageQuery, TraitsQuery,
+};
 
 use sea_orm::{DatabaseConnection, DbErr};
 

@@ -77,7 +77,7 @@ pub struct Edge<T> {
 }
 
 /// One value of a keyset position, in the form it is stored and compared in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyPart {
     /// An integer column (a block number, a log or batch index).
     Int(i64),
@@ -85,6 +85,8 @@ pub enum KeyPart {
     Address(Address),
     /// A uint256 column (64 hex digits, [`Uint256::to_db`]).
     Uint(Uint256),
+    /// A text value (a trait's type or value), as it is.
+    Text(String),
 }
 
 impl KeyPart {
@@ -93,14 +95,15 @@ impl KeyPart {
             KeyPart::Int(n) => n.to_string(),
             KeyPart::Address(a) => a.to_string(),
             KeyPart::Uint(u) => u.to_db(),
+            KeyPart::Text(t) => t.clone(),
         }
     }
 }
 
 /// A record's keyset position: the values of the columns its list is ordered by (at most
 /// [`Key::MAX`]). It is turned into text only when a cursor is minted, so a page whose
-/// per-record cursors nobody asks for makes no string per record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// per-record cursors nobody asks for makes no string per record (but a text value's own).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
     parts: [KeyPart; Key::MAX],
     len: u8,
@@ -119,8 +122,8 @@ impl Key {
                 "a keyset position has at most Key::MAX values"
             )
         };
-        let mut parts = [KeyPart::Int(0); Self::MAX];
-        parts[..N].copy_from_slice(&values);
+        let mut values = values.into_iter();
+        let parts = std::array::from_fn(|_| values.next().unwrap_or(KeyPart::Int(0)));
         Self {
             parts,
             len: N as u8,

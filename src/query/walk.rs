@@ -27,6 +27,12 @@ impl Part for i32 {
     }
 }
 
+impl Part for String {
+    fn parse(text: &str) -> Option<Self> {
+        Some(text.to_string())
+    }
+}
+
 impl Part for Address {
     fn parse(text: &str) -> Option<Self> {
         Address::parse(text).ok()

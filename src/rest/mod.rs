@@ -22,6 +22,9 @@
 //! - `GET /erc20/metadata` and `GET /erc20/metadata/symbols` ([`token_meta`]): ERC20 metadata.
 //! - `GET /{address}/balance` and `GET /wallets/balances` ([`native`]): native balances, read
 //!   from the chain's JSON-RPC endpoint.
+//! - `GET /nft/{address}/traits`, `…/traits/paginate`, `…/traits/resync` and `POST
+//!   /nft/{address}/nfts-by-traits` ([`traits`]): a collection's traits, counted from its
+//!   tokens' metadata, and the NFTs that have some.
 //! - Every other Moralis operation ([`operations`]): a `501` naming the reason ([`unserved`]).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
@@ -49,12 +52,13 @@ pub mod schemas;
 pub mod spec;
 pub mod token_meta;
 pub mod token_transfers;
+pub mod traits;
 pub mod transfers;
 pub mod unserved;
 pub mod utils;
 
 use axum::middleware::map_response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 
 use crate::app::AppState;
@@ -109,9 +113,31 @@ fn lookups() -> Router<AppState> {
         )
 }
 
+/// The routes of a collection's traits.
+fn traits() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/nft/{address}/traits",
+            get(traits::collection_traits).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/traits/paginate",
+            get(traits::collection_traits_page).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/traits/resync",
+            get(traits::resync_traits).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/nfts-by-traits",
+            post(traits::nfts_by_traits).fallback(method_not_allowed),
+        )
+}
+
 /// The served routes.
 fn served() -> Router<AppState> {
     lookups()
+        .merge(traits())
         .route(
             "/{address}/nft",
             get(nft::wallet_nfts).fallback(method_not_allowed),

@@ -12,13 +12,13 @@
 //! | `image` | `image`, `image_url`, then `image_data` (OpenSea's inline SVG): a `data:` URI as it is, raw SVG as `data:image/svg+xml;base64,…` — the same rule as the media previews |
 //! | `external_link` | `external_link`, `external_url` |
 //! | `animation_url` | `animation_url` |
-//! | `attributes` | `attributes` (OpenSea: an array of `{trait_type, value, display_type, max_value}`, or of bare values), else `traits` (the same, older name), else ERC1155 `properties` (an object: key → value, or key → `{name, value, display_value}`); an object instead of an array is read like `properties` |
+//! | `attributes` | `attributes`, else `traits`, else ERC1155 `properties`, read as [`crate::types::metadata`] says (the reading the trait counts of `GET /nft/{address}/traits` share) |
 //!
 //! Attribute values are kept as the metadata gives them (text, number, boolean); `null` values
 //! and nested objects without a `value` are dropped. `max_value` is a number (numeric text is
 //! converted). `trait_count` (how many tokens of the collection share the trait, in Moralis) is
-//! `null`: it needs collection-wide counts that are not computed. `order` is `null`: no standard
-//! defines it.
+//! `null` here: the collection-wide counts are the traits routes' (`rest/traits.rs`). `order` is
+//! `null`: no standard defines it.
 //!
 //! ERC1155: the standard says `{id}` in any value is the token id as 64 lowercase hex digits;
 //! [`NormalizedMetadata::for_token`] substitutes it in `image`, `animation_url` and
@@ -27,6 +27,8 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
+
+use crate::types::metadata::{attributes, first_text, MetadataAttribute};
 
 /// The normalized form of an NFT's metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Default, ToSchema)]
@@ -66,78 +68,17 @@ pub struct Attribute {
     pub order: Option<u64>,
 }
 
-/// A text field: a non-blank string, or a number written as text.
-fn text(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// The first of `keys` that holds text.
-fn first_text(obj: &Map<String, Value>, keys: &[&str]) -> Option<String> {
-    keys.iter().find_map(|k| text(obj.get(*k)))
-}
-
-/// A number, or text that is one.
-fn number(v: Option<&Value>) -> Option<Value> {
-    match v? {
-        Value::Number(_) => v.cloned(),
-        Value::String(s) => {
-            let s = s.trim();
-            s.parse::<i64>().map(Value::from).ok().or_else(|| {
-                s.parse::<f64>()
-                    .ok()
-                    .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
-            })
+impl From<MetadataAttribute> for Attribute {
+    fn from(a: MetadataAttribute) -> Self {
+        Self {
+            trait_type: a.trait_type,
+            value: a.value,
+            display_type: a.display_type,
+            max_value: a.max_value,
+            trait_count: None,
+            order: None,
         }
-        _ => None,
     }
-}
-
-fn trait_of(trait_type: Option<String>, value: Value) -> Attribute {
-    Attribute {
-        trait_type,
-        value,
-        display_type: None,
-        max_value: None,
-        trait_count: None,
-        order: None,
-    }
-}
-
-/// One entry of an `attributes` / `traits` array.
-fn attribute(v: &Value) -> Option<Attribute> {
-    match v {
-        Value::Object(o) => Some(Attribute {
-            trait_type: first_text(o, &["trait_type", "type", "key", "name"]),
-            display_type: text(o.get("display_type")),
-            max_value: number(o.get("max_value")),
-            ..trait_of(None, o.get("value").cloned().unwrap_or(Value::Null))
-        }),
-        Value::String(_) | Value::Number(_) | Value::Bool(_) => Some(trait_of(None, v.clone())),
-        _ => None,
-    }
-}
-
-/// ERC1155 `properties` (or an `attributes` object): key → value or `{name, value, …}`.
-fn properties(o: &Map<String, Value>) -> Vec<Attribute> {
-    o.iter()
-        .filter_map(|(key, v)| match v {
-            Value::Null => None,
-            Value::Object(rich) => {
-                let value = rich.get("value").filter(|v| !v.is_null())?.clone();
-                let name = first_text(rich, &["name", "trait_type"]).unwrap_or(key.clone());
-                Some(Attribute {
-                    display_type: text(rich.get("display_type")),
-                    max_value: number(rich.get("max_value")),
-                    ..trait_of(Some(name), value)
-                })
-            }
-            other => Some(trait_of(Some(key.clone()), other.clone())),
-        })
-        .collect()
 }
 
 /// `image`, `image_url`, or `image_data` as a `data:` URI.
@@ -163,18 +104,10 @@ fn image(o: &Map<String, Value>) -> Option<String> {
 impl NormalizedMetadata {
     /// Normalizes parsed metadata; anything but a JSON object gives the empty form.
     pub fn from_json(metadata: Option<&Value>) -> Self {
-        let Some(Value::Object(o)) = metadata else {
+        let Some(m @ Value::Object(o)) = metadata else {
             return Self::default();
         };
-        let list = |k: &str| match o.get(k) {
-            Some(Value::Array(items)) => Some(items.iter().filter_map(attribute).collect()),
-            Some(Value::Object(map)) => Some(properties(map)),
-            _ => None,
-        };
-        let attributes = list("attributes")
-            .or_else(|| list("traits"))
-            .or_else(|| list("properties"))
-            .unwrap_or_default();
+        let attributes = attributes(m).into_iter().map(Attribute::from).collect();
         Self {
             name: first_text(o, &["name", "title"]),
             description: first_text(o, &["description"]),

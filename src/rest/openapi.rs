@@ -113,6 +113,10 @@ the server log).";
         super::native::native_balances,
         super::token_meta::token_metadata,
         super::token_meta::token_metadata_by_symbol,
+        super::traits::collection_traits,
+        super::traits::collection_traits_page,
+        super::traits::resync_traits,
+        super::traits::nfts_by_traits,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),
@@ -221,6 +225,9 @@ impl Modify for Finish {
             ))),
         );
         for (path, item) in doc.paths.paths.iter_mut() {
+            if let Some(op) = item.post.as_mut() {
+                add_errors(op);
+            }
             let Some(op) = item.get.as_mut() else {
                 continue;
             };

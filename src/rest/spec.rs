@@ -186,7 +186,8 @@ route_specs! {
     WalletNftTransfers => WALLET_NFT_TRANSFERS,
     /// `GET /nft/{address}/transfers`.
     CollectionNftTransfers => COLLECTION_NFT_TRANSFERS,
-    /// `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`, `GET /nft/{address}`.
+    /// `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`, `GET /nft/{address}`,
+    /// `POST /nft/{address}/nfts-by-traits`.
     NftLists => NFT_LISTS,
     /// `GET /{address}/nft/collections`.
     WalletCollections => WALLET_COLLECTIONS,
@@ -202,6 +203,10 @@ route_specs! {
     NativeBalance => NATIVE_BALANCE,
     /// `GET /wallets/balances`.
     NativeBalances => NATIVE_BALANCES,
+    /// `GET /nft/{address}/traits`, `GET /nft/{address}/traits/resync`.
+    Traits => TRAITS,
+    /// `GET /nft/{address}/traits/paginate`.
+    TraitsPage => TRAITS_PAGE,
 }
 
 /// Every route's table, for the checks that the tables are sound.
@@ -220,6 +225,8 @@ pub const ALL: &[&[ParamSpec]] = &[
     TOKEN_SYMBOLS,
     NATIVE_BALANCE,
     NATIVE_BALANCES,
+    TRAITS,
+    TRAITS_PAGE,
 ];
 
 #[cfg(test)]

@@ -223,3 +223,22 @@ pub async fn record_fetch<C: ConnectionTrait>(
     update.exec(db).await?;
     Ok(())
 }
+
+/// Makes every token of `contract` that has a URI due for a metadata refetch at `now` (a fetch
+/// under way loses its lease and is done again); returns how many tokens were queued. Tokens
+/// whose URI is not read yet are fetched once it is.
+pub async fn refetch_collection<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    contract: Address,
+    now: i64,
+) -> Result<u64, DbErr> {
+    let done = nft_token::Entity::update_many()
+        .col_expr(T::MetadataNextAt, Expr::value(now))
+        .filter(T::ChainId.eq(chain.db_id()))
+        .filter(T::ContractAddress.eq(contract))
+        .filter(T::TokenUri.is_not_null())
+        .exec(db)
+        .await?;
+    Ok(done.rows_affected)
+}

@@ -7,6 +7,7 @@ mod chain;
 pub mod hex;
 mod limits;
 pub mod media;
+pub mod metadata;
 mod order;
 mod scope;
 mod standard;

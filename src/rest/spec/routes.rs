@@ -283,8 +283,8 @@ pub const WALLET_NFT_TRANSFERS: &[ParamSpec] = nft_moves![ParamSpec {
 /// The query parameters of `GET /nft/{address}/transfers`.
 pub const COLLECTION_NFT_TRANSFERS: &[ParamSpec] = nft_moves![];
 
-/// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`
-/// and `GET /nft/{address}`.
+/// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`,
+/// `GET /nft/{address}` and `POST /nft/{address}/nfts-by-traits`.
 pub const NFT_LISTS: &[ParamSpec] = &[
     CHAIN,
     FORMAT,
@@ -414,4 +414,20 @@ pub const NATIVE_BALANCES: &[ParamSpec] = &[
             (`wallet_addresses=a&wallet_addresses=b`), brackets (`wallet_addresses[]=a`), \
             indexed (`wallet_addresses[0]=a`) and comma-separated forms all work.",
     },
+];
+
+/// The query parameters of `GET /nft/{address}/traits` and `GET /nft/{address}/traits/resync`.
+pub const TRAITS: &[ParamSpec] = &[CHAIN];
+
+/// The query parameters of `GET /nft/{address}/traits/paginate`.
+pub const TRAITS_PAGE: &[ParamSpec] = &[
+    CHAIN,
+    LIMIT,
+    ParamSpec {
+        name: "order",
+        kind: Kind::Order,
+        description: "`DESC` (the default) or `ASC`: the order of the records by trait type, \
+            then value; any letter case.",
+    },
+    ORDERED_CURSOR,
 ];
