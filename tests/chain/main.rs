@@ -13,6 +13,7 @@ mod indexer_faults;
 mod indexer_sync;
 mod offchain_media;
 mod offchain_metadata;
+mod offchain_traits;
 mod replication;
 mod shared_limits;
 mod snapshot;

@@ -46,10 +46,10 @@ fn config(server: &OffchainServer, media_dir: &std::path::Path) -> OffchainConfi
     }
 }
 
-struct Rig {
-    server: OffchainServer,
-    chain: Anvil,
-    app: TestApp,
+pub(crate) struct Rig {
+    pub(crate) server: OffchainServer,
+    pub(crate) chain: Anvil,
+    pub(crate) app: TestApp,
     media_dir: std::path::PathBuf,
     indexer: Option<Indexer>,
     stop: watch::Sender<bool>,
@@ -57,7 +57,7 @@ struct Rig {
 }
 
 impl Rig {
-    async fn new(backend: Backend) -> Rig {
+    pub(crate) async fn new(backend: Backend) -> Rig {
         let server = OffchainServer::start().await;
         server.set_slow(Duration::from_secs(3));
         let chain = Anvil::start(5, &[]).await;
@@ -78,7 +78,7 @@ impl Rig {
     }
 
     /// Starts the indexer and the off-chain workers (after the contracts are deployed).
-    fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         self.indexer = Some(Indexer::start(&self.app.db, &self.chain.url, |_| {}));
         self.workers = tokenql::offchain::spawn(
             self.app.db.clone(),
@@ -91,7 +91,7 @@ impl Rig {
         );
     }
 
-    async fn finish(mut self) {
+    pub(crate) async fn finish(mut self) {
         if let Some(i) = self.indexer.take() {
             i.stop().await.expect("indexer");
         }
@@ -109,7 +109,7 @@ impl Rig {
 
 /// Waits for the transaction's receipt (anvil may report it a moment after answering) and
 /// checks that it succeeded.
-async fn mined_ok(chain: &Anvil, tx: &str) {
+pub(crate) async fn mined_ok(chain: &Anvil, tx: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let r = chain.rpc("eth_getTransactionReceipt", json!([tx])).await;
@@ -132,7 +132,7 @@ fn db_id(id: u64) -> String {
 }
 
 /// Waits until `cond` holds for the token, returning it.
-async fn wait_token(
+pub(crate) async fn wait_token(
     db: &DatabaseConnection,
     contract: &str,
     id: u64,
