@@ -53,7 +53,8 @@ REST routes of tokenql, drop-in compatible with the routes of the **Moralis Web3
 v2 and v2.2** that they implement: the NFTs a wallet owns; the ERC20 transfers that touched a set \
 of wallets or contracts (v2); a wallet's and a token's ERC20 transfers, and a wallet's and a \
 collection's NFT transfers (v2.2, with date bounds and `order`); a collection's and a token's \
-owners; a wallet's collections (v2.2); and the lookups: the indexed head, the block at a date, \
+owners; a wallet's collections; a collection's traits and the NFTs that have some (v2.2); and \
+the lookups: the indexed head, the block at a date, \
 ERC20 metadata, native balances (read from the chain's JSON-RPC endpoint), the version and the \
 operations served.
 

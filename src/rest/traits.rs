@@ -210,6 +210,18 @@ pub struct ResyncBody {
     pub status: String,
 }
 
+// Written for the document only: the body is parsed by `body::parse`.
+/// The JSON body of `POST /nft/{address}/nfts-by-traits`: the traits an NFT must have.
+#[derive(Debug, ToSchema)]
+#[schema(as = nftsByTraitsBody)]
+pub struct NftsByTraitsBody {
+    /// Trait type → a value or a list of values (`{"Background": "Blue", "Level": [3, 4]}`), or
+    /// a list of `{"trait_type", "value"}`. Every trait type named must match, with one of its
+    /// values; left out or empty, every NFT matches.
+    #[schema(value_type = Option<Object>, example = json!({"Background": "Blue", "Level": [3, 4]}))]
+    pub traits: Option<serde_json::Value>,
+}
+
 /// The path's collection address.
 fn collection(address: Result<Path<String>, PathRejection>) -> Result<Address, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
@@ -377,8 +389,8 @@ NFT. A value is a string, number or boolean, matched against the trait's value a
         ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
         super::spec::NftLists,
     ),
-    request_body(content = serde_json::Value, content_type = "application/json",
-        description = "The traits asked for: `{\"traits\": {trait type: value or [values]}}` or `{\"traits\": [{\"trait_type\", \"value\"}]}`."),
+    request_body(content = inline(NftsByTraitsBody), content_type = "application/json",
+        description = "The traits asked for."),
     responses(
         (status = 200, description = "A page of the NFTs that have the traits.", body = NftsByTraits),
     ),

@@ -45,10 +45,15 @@ const NATIVE: &str = "/{address}/balance";
 const NATIVE_MANY: &str = "/wallets/balances";
 const TOKEN_METADATA: &str = "/erc20/metadata";
 const TOKEN_SYMBOLS: &str = "/erc20/metadata/symbols";
+const TRAITS: &str = "/nft/{address}/traits";
+const TRAITS_PAGE: &str = "/nft/{address}/traits/paginate";
+const TRAITS_RESYNC: &str = "/nft/{address}/traits/resync";
+/// The one `POST` route.
+const NFTS_BY_TRAITS: &str = "/nft/{address}/nfts-by-traits";
 /// The timestamp of a block of the demo (20000010): `dateToBlock` answers it exactly.
 const DEMO_BLOCK_TIME: u64 = 1_717_281_527;
-/// Every route, as the document names it.
-const ROUTES: [&str; 19] = [
+/// Every `GET` route, as the document names it.
+const ROUTES: [&str; 22] = [
     LATEST_BLOCK,
     DATE_TO_BLOCK,
     VERSION,
@@ -68,6 +73,9 @@ const ROUTES: [&str; 19] = [
     TOKEN_TRANSFERS,
     WALLET_NFT_TRANSFERS,
     COLLECTION_NFT_TRANSFERS,
+    TRAITS,
+    TRAITS_PAGE,
+    TRAITS_RESYNC,
 ];
 
 fn document() -> Value {
@@ -145,7 +153,11 @@ fn is_a_complete_openapi_3_1_document() {
             WEIGHTS,
             LATEST_BLOCK,
             CONTRACT_NFTS,
+            NFTS_BY_TRAITS,
             OWNERS,
+            TRAITS,
+            TRAITS_PAGE,
+            TRAITS_RESYNC,
             COLLECTION_NFT_TRANSFERS,
             ONE_NFT,
             TOKEN_OWNERS,
@@ -182,15 +194,25 @@ fn is_a_complete_openapi_3_1_document() {
         (TOKEN_SYMBOLS, "getTokenMetadataBySymbol"),
         (ONE_NFT, "getNFTMetadata"),
         (TOKEN_NFT_TRANSFERS, "getNFTTransfers"),
+        (TRAITS, "getNFTTraitsByCollection"),
+        (TRAITS_PAGE, "getNFTTraitsByCollectionPaginate"),
+        (TRAITS_RESYNC, "resyncNFTRarity"),
+        (NFTS_BY_TRAITS, "getNFTByContractTraits"),
     ] {
-        let op = &doc["paths"][path]["get"];
+        let method = if path == NFTS_BY_TRAITS {
+            "post"
+        } else {
+            "get"
+        };
+        let op = &doc["paths"][path][method];
         assert_eq!(op["operationId"], id);
         assert!(op["description"].as_str().is_some_and(|d| !d.is_empty()));
-        for status in ["200", "400", "401", "404", "429", "500", "503"] {
+        let ok = if path == TRAITS_RESYNC { "202" } else { "200" };
+        for status in [ok, "400", "401", "404", "429", "500", "503"] {
             let r = &op["responses"][status];
             assert!(r.is_object(), "{path}: no {status} answer documented");
             let schema = &r["content"]["application/json"]["schema"];
-            if status != "200" {
+            if status != ok {
                 assert_eq!(
                     schema["$ref"], "#/components/schemas/error",
                     "{path} {status}"
@@ -366,6 +388,22 @@ fn parse_body(bytes: &[u8]) -> Value {
 }
 
 impl Demo {
+    /// `POST {base}{uri}` with `body` and the demo's key: status and JSON body.
+    async fn post(&self, uri: &str, body: &str) -> (u16, Value) {
+        let res = self
+            .client
+            .post(format!("{}{uri}", self.base))
+            .header("X-API-Key", &self.key)
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {uri}: {e}"));
+        let status = res.status().as_u16();
+        let bytes = res.bytes().await.expect("body");
+        (status, parse_body(&bytes))
+    }
+
     /// `GET {base}{uri}` over HTTP, with `key` as `X-API-Key` if given.
     async fn get(&self, uri: &str, key: Option<&str>) -> Answer {
         let mut req = self.client.get(format!("{}{uri}", self.base));
@@ -482,6 +520,7 @@ fn junk(name: &str) -> &'static str {
 fn plain_status(path: &str) -> u16 {
     match path {
         NATIVE | NATIVE_MANY => 400,
+        TRAITS_RESYNC => 202,
         _ => 200,
     }
 }
@@ -675,6 +714,8 @@ async fn live_answers_validate_against_the_documented_schemas() {
         (WEIGHTS, "/info/endpointWeights".to_string()),
         (TOKEN_METADATA, format!("/erc20/metadata?addresses[]={USDT}&addresses[]={WALLET}")),
         (TOKEN_SYMBOLS, "/erc20/metadata/symbols?symbols[]=USDT&symbols[]=DAI".to_string()),
+        (TRAITS, format!("/nft/{NFT_COLLECTION}/traits")),
+        (TRAITS_PAGE, format!("/nft/{NFT_COLLECTION}/traits/paginate?limit=2&order=ASC")),
     ];
     for (path, q) in &v2_2_queries {
         let mut uri = format!("/api/v2.2{q}");
@@ -705,7 +746,8 @@ async fn live_answers_validate_against_the_documented_schemas() {
         let base = route(path);
         // The balances route and the lookups are not paged: they have no `limit` nor `cursor`,
         // and ignore them as they ignore every parameter they do not read.
-        let unpaged = path == BALANCES || ROUTES[..8].contains(&path);
+        let unpaged =
+            [BALANCES, TRAITS, TRAITS_RESYNC].contains(&path) || ROUTES[..8].contains(&path);
         let paged = if unpaged { plain_status(path) } else { 400 };
         let query = required(path);
         for (uri, key, status) in [
@@ -730,6 +772,36 @@ async fn live_answers_validate_against_the_documented_schemas() {
     let uri = "/api/v2/0x%2F/nft";
     let a = app.get(uri, Some(&app.key)).await;
     check_answer(&doc, NFT, uri, &a);
+
+    // The one POST route: its pages and a refused body.
+    let post = &doc["paths"][NFTS_BY_TRAITS]["post"]["responses"];
+    let by_traits =
+        format!("/api/v2.2/nft/{NFT_COLLECTION}/nfts-by-traits?normalizeMetadata=true&limit=2");
+    let mut uri = by_traits.clone();
+    for _page in 0..3 {
+        let (status, body) = app.post(&uri, "{}").await;
+        assert_eq!(status, 200, "{uri}: {body}");
+        let schema = &post["200"]["content"]["application/json"]["schema"];
+        let mut errors = Vec::new();
+        validate(&doc, schema, &body, "$", &mut errors);
+        assert!(errors.is_empty(), "{uri}: {errors:?}");
+        nft_records += body["result"].as_array().map_or(0, Vec::len);
+        let Some(cursor) = body["cursor"].as_str() else {
+            break;
+        };
+        uri = format!("{by_traits}&cursor={}", enc(cursor));
+    }
+    let (status, body) = app.post(&by_traits, "{\"traits\": 1}").await;
+    assert_eq!(status, 400, "{body}");
+    let mut errors = Vec::new();
+    validate(
+        &doc,
+        &post["400"]["content"]["application/json"]["schema"],
+        &body,
+        "$",
+        &mut errors,
+    );
+    assert!(errors.is_empty(), "{errors:?}");
 
     // `/api/v2.2` serves the same.
     for path in ROUTES {

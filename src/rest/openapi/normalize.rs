@@ -9,6 +9,7 @@ const SCHEMAS: &str = "#/components/schemas/";
 ///
 /// - A generic envelope gets utoipa's name `nftOwnerCollection_nftOwner` and its record schema
 ///   inlined; it is renamed `nftOwnerCollection` and its items point to `nftOwner` instead.
+/// - A record with a flattened record in it (`allOf`) is written as one object of both's fields.
 /// - Every field of every response object is always written (`null` when missing), so all
 ///   properties are `required`; nullability is in their types.
 /// - Descriptions taken from doc comments lose the comments' hard line breaks (paragraphs and
@@ -40,6 +41,7 @@ pub(super) fn normalize(mut doc: Value) -> Value {
             schemas.insert(base.to_string(), envelope);
             renames.push((format!("{SCHEMAS}{name}"), format!("{SCHEMAS}{base}")));
         }
+        merge_all_of(schemas);
         for schema in schemas.values_mut() {
             require_all(schema);
         }
@@ -47,6 +49,37 @@ pub(super) fn normalize(mut doc: Value) -> Value {
     rewrite(&mut doc, &renames);
     add_block_headers(&mut doc);
     doc
+}
+
+/// A record with a `#[serde(flatten)]` field is utoipa's `allOf` of the flattened record's
+/// `$ref` and an object of its own fields; it is written as one object with the fields of both,
+/// so that every record is one object whose fields are all listed (as it is serialized).
+fn merge_all_of(schemas: &mut serde_json::Map<String, Value>) {
+    let names: Vec<String> = schemas
+        .iter()
+        .filter(|(_, s)| s.get("allOf").is_some())
+        .map(|(n, _)| n.clone())
+        .collect();
+    for name in names {
+        let parts = schemas[&name]["allOf"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut merged = json!({"type": "object", "properties": {}});
+        for part in parts {
+            let part = match part["$ref"].as_str().and_then(|r| r.strip_prefix(SCHEMAS)) {
+                Some(target) => schemas.get(target).cloned().unwrap_or_default(),
+                None => part,
+            };
+            for (k, v) in part["properties"].as_object().into_iter().flatten() {
+                merged["properties"][k] = v.clone();
+            }
+        }
+        if let Some(d) = schemas[&name].get("description").cloned() {
+            merged["description"] = d;
+        }
+        schemas.insert(name, merged);
+    }
 }
 
 /// What the `X-Indexed-Block` header says.
