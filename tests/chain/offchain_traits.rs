@@ -249,11 +249,11 @@ async fn nfts_walk(app: &TestApp, nft: &str, body: &str) -> (Vec<String>, Vec<(u
     (statuses, out)
 }
 
+/// The test's own matcher of a token's traits.
+type Matcher = Box<dyn Fn(&BTreeSet<(String, String)>) -> bool>;
+
 /// The filters asked, each with the test's own matcher.
-fn filters() -> Vec<(
-    &'static str,
-    Box<dyn Fn(&BTreeSet<(String, String)>) -> bool>,
-)> {
+fn filters() -> Vec<(&'static str, Matcher)> {
     let has = |t: &'static str, vs: &'static [&'static str]| {
         move |traits: &BTreeSet<(String, String)>| {
             traits
@@ -447,7 +447,7 @@ async fn traits_follow_the_fetched_metadata(backend: Backend) {
         format!("/api/v2.2/nft/{nft}/traits?chain=nope"),
         format!("/api/v2.2/nft/{nft}/traits/paginate?order=up"),
         format!("/api/v2.2/nft/{nft}/traits/paginate?cursor=nope"),
-        format!("/api/v2.2/nft/0x12/traits"),
+        "/api/v2.2/nft/0x12/traits".to_string(),
     ] {
         let (status, _, answer) = rig.app.get_rest(&uri).await;
         assert_eq!(status, 400, "{uri}: {answer}");
