@@ -170,3 +170,46 @@ mod tests {
         assert_eq!((r[&id(1)].rank, r[&id(2)].rank), (1, 1));
     }
 }
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+
+    /// The cost of a request's aggregation for a large collection (the module docs of
+    /// `query/traits.rs` quote it): `cargo test --lib tally_timing -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn tally_timing() {
+        let docs: Vec<(Uint256, String)> = (0..30_000u64)
+            .map(|i| {
+                let attributes: Vec<Value> = (0..8)
+                    .map(|t| {
+                        serde_json::json!({"trait_type": format!("Trait type {t}"),
+                            "value": format!("Value {}", (i * 7 + t * 13) % (5 + t * 11))})
+                    })
+                    .collect();
+                let doc = serde_json::json!({"name": format!("Token #{i}"),
+                    "description": "A token of a large collection, for the timing.",
+                    "image": format!("ipfs://QmSomeContentIdentifierOfTheImage/{i}.png"),
+                    "attributes": attributes});
+                (Uint256::from_u64(i), doc.to_string())
+            })
+            .collect();
+        let bytes: usize = docs.iter().map(|(_, d)| d.len()).sum();
+        let start = std::time::Instant::now();
+        let tokens: BTreeMap<Uint256, BTreeSet<Trait>> = docs
+            .iter()
+            .map(|(id, d)| (*id, traits_of(Some(d))))
+            .collect();
+        let tally = Tally::new(tokens.values());
+        let counted = start.elapsed();
+        let rarity = tally.nft_rarity(&tokens);
+        let ranked = start.elapsed() - counted;
+        assert_eq!(rarity.len(), 30_000);
+        eprintln!(
+            "30000 documents, {} bytes on average, {} traits: parse + tally {counted:?}, NFT rarity {ranked:?}",
+            bytes / docs.len(),
+            tally.counts.len()
+        );
+    }
+}
