@@ -1,8 +1,8 @@
 //! The traits routes, black-box, on every backend, over the metadata the off-chain worker fetched
 //! from the local document server (the rig of `offchain_metadata.rs`). Every answer is compared
 //! with the test's own aggregation of what tokenql serves as each token's metadata
-//! (`GET /nft/{address}?normalizeMetadata=true`): counts, the paged walk, the NFTs a filter
-//! selects, and rarity — `null` while a token's metadata is missing, the test's computation once
+//! (`GET /nft/{address}?normalizeMetadata=true`): counts, the paged walk (REST and GraphQL's
+//! `nftCollection { traits }`), the NFTs a filter selects, and rarity — `null` while a token's metadata is missing, the test's computation once
 //! every token's is fetched.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -225,6 +225,42 @@ async fn traits_walk(
     (statuses, out)
 }
 
+/// Every page of `nftCollection { traits(order) }`, 3 a page, flattened as [`traits`]; with
+/// every page's status.
+async fn graphql_walk(
+    app: &TestApp,
+    nft: &str,
+    order: &str,
+) -> (Vec<String>, Vec<((String, String), Value)>) {
+    let query = "query($a: String!, $after: String, $order: SortOrder!) { \
+        nftCollection(chain: \"0x1\", address: $a) { traits(first: 3, after: $after, order: $order) { \
+        status pageInfo { hasNextPage endCursor } \
+        edges { node { traitType value count percentage rarityLabel } } } } }";
+    let mut statuses = Vec::new();
+    let mut out = Vec::new();
+    let mut after = Value::Null;
+    loop {
+        let data = app
+            .graphql_ok(query, json!({"a": nft, "after": after, "order": order}))
+            .await;
+        let c = &data["nftCollection"]["traits"];
+        statuses.push(c["status"].as_str().unwrap_or_default().to_string());
+        for e in c["edges"].as_array().expect("edges") {
+            let n = &e["node"];
+            let key = (
+                n["traitType"].as_str().expect("type").to_string(),
+                n["value"].as_str().expect("value").to_string(),
+            );
+            out.push((key, json!([n["count"], n["percentage"], n["rarityLabel"]])));
+        }
+        if c["pageInfo"]["hasNextPage"] != json!(true) {
+            break;
+        }
+        after = c["pageInfo"]["endCursor"].clone();
+    }
+    (statuses, out)
+}
+
 /// Every page of `nfts-by-traits` with `body`: the records by id, and every page's status.
 async fn nfts_walk(app: &TestApp, nft: &str, body: &str) -> (Vec<String>, Vec<(u64, Value)>) {
     let base = format!("/api/v2.2/nft/{nft}/nfts-by-traits?normalizeMetadata=true&limit=2");
@@ -335,6 +371,16 @@ async fn check(app: &TestApp, nft: &str, complete: bool) {
         assert!(
             statuses.iter().all(|s| s == synced),
             "{query}: {statuses:?}"
+        );
+    }
+
+    // The same walk in GraphQL: `nftCollection { traits }`.
+    for (order, expected) in [("ASC", &asc), ("DESC", &desc)] {
+        let (statuses, walked) = graphql_walk(app, nft, order).await;
+        assert_eq!(&walked, expected, "GraphQL {order}");
+        assert!(
+            statuses.iter().all(|s| s == synced),
+            "GraphQL {order}: {statuses:?}"
         );
     }
 

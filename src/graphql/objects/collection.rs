@@ -1,5 +1,5 @@
 //! One NFT collection: the `NftCollection` object (`nftCollection(...)`, and the `collection`
-//! of a token or of a wallet's collection), with its metadata, tokens, owners and moves.
+//! of a token or of a wallet's collection), with its metadata, tokens, owners, moves and traits.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -7,6 +7,7 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::collection_nfts::{self, CollectionNft};
+use super::collection_traits::NftTrait;
 use super::nft::{self, Nft};
 use super::nft_transfer::{self, NftTransfer};
 use crate::graphql::args;
@@ -71,7 +72,7 @@ impl NftCollection {
 }
 
 /// An NFT collection (an ERC721 or ERC1155 contract): its metadata, the tokens someone holds,
-/// who holds them, and how they moved.
+/// who holds them, how they moved, and their traits.
 #[Object]
 impl NftCollection {
     /// The collection's contract.
@@ -160,6 +161,37 @@ impl NftCollection {
             answer,
             token_id_format.into(),
         ))
+    }
+
+    /// The collection's traits, counted from the metadata of the tokens someone holds: one
+    /// record per (trait type, value), by trait type then value (`order`). `SYNCED` once the
+    /// collection's whole history is indexed and every held token's metadata is fetched;
+    /// `percentage` and `rarityLabel` are given only then.
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    async fn traits(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many traits per page: 1 to 100.")] first: i32,
+        #[graphql(
+            desc = "The `endCursor` of the previous page, to get the next one; only \
+                          valid with the same `order`."
+        )]
+        after: Option<String>,
+        #[graphql(
+            default,
+            desc = "By trait type, then value: `DESC` (the default) or `ASC`."
+        )]
+        order: Order,
+    ) -> Result<Connection<NftTrait>, GqlError> {
+        let q = query::TraitsPageQuery {
+            chain: self.chain,
+            contract: self.address,
+            order: order.into(),
+            page_size: args::first(first)?,
+        };
+        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
+        let page = service.traits_page(&q, after).await?;
+        Ok(Connection::from_page(page, NftTrait))
     }
 
     /// The collection's moves (mints and burns included), newest first unless `order: ASC`:

@@ -5,7 +5,7 @@
 //!   points of the graph `wallet`, `token`, `nftCollection`, `nft`.
 //! - [`wallet`] (`Wallet`), [`token`] (`Token`), [`balances`] (`TokenBalance`),
 //!   [`collection`] (`NftCollection`), [`wallet_collections`] (`WalletCollection`),
-//!   [`collection_nfts`] (`CollectionNft`), [`nft_token`] (`NftToken`), [`nft_fields`] (an
+//!   [`collection_nfts`] (`CollectionNft`), [`collection_traits`] (`NftTrait`), [`nft_token`] (`NftToken`), [`nft_fields`] (an
 //!   NFT's own fields, part of `NftToken` and `CollectionNft`, and what a page's tokens
 //!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
 //!   (`NftTransfer`), [`media`] (`NftMedia`).
@@ -13,6 +13,7 @@
 pub mod balances;
 pub mod collection;
 pub mod collection_nfts;
+pub mod collection_traits;
 pub mod media;
 pub mod nft;
 pub mod nft_fields;

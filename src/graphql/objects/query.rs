@@ -170,7 +170,7 @@ impl QueryRoot {
     }
 
     /// An NFT collection (ERC721 or ERC1155) on one chain: its metadata, its tokens (`nfts`),
-    /// who holds them (`owners`) and how they moved (`transfers`).
+    /// who holds them (`owners`), how they moved (`transfers`) and their traits (`traits`).
     async fn nft_collection(
         &self,
         ctx: &Context<'_>,
