@@ -66,8 +66,11 @@ fn documented() -> Vec<Value> {
     let doc = serde_json::to_value(tokenql::rest::openapi::document()).expect("document");
     let mut ops: Vec<(String, String)> = Vec::new();
     for (path, item) in doc["paths"].as_object().into_iter().flatten() {
-        if let Some(id) = item["get"]["operationId"].as_str() {
-            ops.push((id.to_string(), path.replace('{', ":").replace('}', "")));
+        // Every method of the path (`POST /nft/{address}/nfts-by-traits` beside the GETs).
+        for op in item.as_object().into_iter().flat_map(|ops| ops.values()) {
+            if let Some(id) = op["operationId"].as_str() {
+                ops.push((id.to_string(), path.replace('{', ":").replace('}', "")));
+            }
         }
     }
     ops.sort();

@@ -19,11 +19,13 @@
 //! `getWalletTokenBalances` and `getContractNFTs` are checked instead against the independent
 //! decoding of the sample ([`want`], built on `common::truth`), record for record. So is every
 //! call of the official Python SDK (`moralis` 0.1.49 from PyPI), driven the same way by
-//! `tests/clients/moralis-py/run.py` from [`python`].
+//! `tests/clients/moralis-py/run.py` from [`python`]. The Python SDK's traits operations are
+//! checked against the test's own aggregation of the served metadata ([`traits`]).
 
 use crate::support::common;
 mod lookups;
 mod python;
+mod traits;
 mod want;
 use want::Want;
 
