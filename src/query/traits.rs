@@ -13,8 +13,14 @@
 //! (`metadata_status = 'ok'`), or its URI read and found empty (there is nothing to fetch).
 //! A token never fetched, or whose last fetch failed (even with older metadata kept), leaves the
 //! answer `SYNCING`: its traits may be missing or stale. Rarity (a trait's percentage and
-//! label, an NFT's rank) needs every count, so it is given only when the answer is complete in
-//! both senses, and is `None` otherwise — never computed from part of the collection. While the
+//! label, an NFT's rank) needs every count, so it is given only with `SYNCED` (complete in both
+//! senses, the indexer not trailing the head), and is `None` otherwise — never computed from
+//! part of the collection.
+//!
+//! **A limit of the paged walk.** Its cursor carries the last trait's type and value as they
+//! are (in base64 with the rest of the payload); with a type and value of more than about
+//! 3,000 bytes together, the cursor passes the 4,096 characters a cursor may have and the next
+//! page cannot be asked for. The whole list (`traits`) has no such limit. While the
 //! history is incomplete, only holdings partial history cannot have made up are counted, as
 //! `GET /nft/{address}` does.
 //!
@@ -289,7 +295,8 @@ fn counted(tally: &Tally, complete: bool) -> Vec<TraitCount> {
 /// A collection read as of one snapshot, with the state it is judged by.
 struct Read {
     collection: Collection,
-    /// Complete in both senses (see the module docs), and so was every earlier page.
+    /// `SYNCED`: complete in both senses (see the module docs), as was every earlier page, and
+    /// the indexer is not trailing the head. Rarity is given only then.
     complete: bool,
     status: SyncStatus,
     block: Option<u64>,
@@ -313,14 +320,17 @@ impl QueryService {
         let collection = read_collection(snap.db(), chain, contract, filter).await?;
         snap.close().await?;
         let incomplete = incomplete(done.complete && collection.settled);
+        let status = if incomplete {
+            SyncStatus::Syncing
+        } else {
+            done.status
+        };
         Ok(Read {
             collection,
-            complete: !incomplete,
-            status: if incomplete {
-                SyncStatus::Syncing
-            } else {
-                done.status
-            },
+            // Rarity is shown with `SYNCED` only (an indexer trailing the head may yet store a
+            // token that changes every share).
+            complete: status == SyncStatus::Synced,
+            status,
             block: view.indexed_block,
         })
     }
@@ -374,8 +384,9 @@ impl QueryService {
             })
             .take(limit as usize + 1)
             .collect();
+        let incomplete = read.status == SyncStatus::Syncing;
         walk.at(read.block)
-            .finish(self, rows, limit, !read.complete, read.status, |t| {
+            .finish(self, rows, limit, incomplete, read.status, |t| {
                 Ok(Edge {
                     key: Key::new([
                         KeyPart::Text(t.trait_type.clone()),
@@ -440,15 +451,16 @@ impl QueryService {
             (tokens, shared)
         };
         snap.close().await?;
-        let rarity = if incomplete {
-            HashMap::new()
-        } else {
-            Tally::new(collection.tokens.values()).nft_rarity(&collection.tokens)
-        };
         let status = if incomplete {
             SyncStatus::Syncing
         } else {
             done.status
+        };
+        // Rarity with `SYNCED` only (see `Read::complete`).
+        let rarity = if status == SyncStatus::Synced {
+            Tally::new(collection.tokens.values()).nft_rarity(&collection.tokens)
+        } else {
+            HashMap::new()
         };
         walk.at(view.indexed_block)
             .finish(self, tokens, limit, incomplete, status, |t| {

@@ -67,7 +67,12 @@ pub use error::ApiError;
 
 /// Any method but `GET` (and `HEAD`) on a known route: a JSON 405.
 pub(crate) async fn method_not_allowed() -> ApiError {
-    ApiError::MethodNotAllowed
+    ApiError::MethodNotAllowed("GET")
+}
+
+/// Any method but `POST` on a route that answers `POST`: a JSON 405.
+async fn post_only() -> ApiError {
+    ApiError::MethodNotAllowed("POST")
 }
 
 /// The REST v2 routes, relative to the version prefix: the served ones, then a `501` for
@@ -130,7 +135,7 @@ fn traits() -> Router<AppState> {
         )
         .route(
             "/nft/{address}/nfts-by-traits",
-            post(traits::nfts_by_traits).fallback(method_not_allowed),
+            post(traits::nfts_by_traits).fallback(post_only),
         )
 }
 

@@ -489,6 +489,12 @@ async fn traits_follow_the_fetched_metadata(backend: Backend) {
     assert_eq!(status, 400, "{answer}");
     let (status, _, answer) = rig.app.get_rest(&route).await;
     assert_eq!(status, 405, "{answer}");
+    assert!(
+        answer["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("answers POST")),
+        "{answer}"
+    );
     for uri in [
         format!("/api/v2.2/nft/{nft}/traits?chain=nope"),
         format!("/api/v2.2/nft/{nft}/traits/paginate?order=up"),
