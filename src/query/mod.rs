@@ -24,6 +24,7 @@ mod cursor;
 
 mod media;
 mod model;
+mod nft_lookups;
 mod nft_transfers;
 mod nfts;
 mod owners;
@@ -33,7 +34,9 @@ pub mod status;
 mod token_meta;
 mod transfer_filter;
 mod transfers;
+mod triggers;
 mod walk;
+mod wallet_lookups;
 
 pub use answer::{keys_of, Answer, Include, Listing, Related, RelatedKeys, Relates};
 pub use blocks::DateToBlock;
@@ -41,7 +44,10 @@ pub use chain_reads::{ChainReadError, ChainReader, ChainReads, NativeAnswer};
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
+pub use nft_lookups::{CollectionStats, NftContract, Stated, UniqueOwnersQuery};
 pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
+pub use triggers::{RefetchFrom, RefetchOutcome};
+pub use wallet_lookups::{Activity, ChainActivity, WalletStats};
 
 use sea_orm::{DatabaseConnection, DbErr};
 

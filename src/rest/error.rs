@@ -62,8 +62,8 @@ pub enum ApiError {
     Missing(String),
     /// 501: the operation is not served here; the message says why.
     NotServed(String),
-    /// 405: the route exists but only answers `GET`.
-    MethodNotAllowed,
+    /// 405: the route exists but answers only this method (`GET`, `POST`, `PUT`).
+    MethodNotAllowed(&'static str),
     /// 429: too many requests; retry after this many seconds.
     RateLimited {
         /// Sent as `Retry-After`.
@@ -135,7 +135,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::NotFound(_) | ApiError::Missing(_) => StatusCode::NOT_FOUND,
             ApiError::NotServed(_) => StatusCode::NOT_IMPLEMENTED,
-            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Unavailable { .. } | ApiError::ChainUnavailable { .. } => {
@@ -151,7 +151,9 @@ impl ApiError {
             ApiError::Unauthorized(m) => (*m).to_string(),
             ApiError::NotFound(m) => (*m).to_string(),
             ApiError::Missing(m) | ApiError::NotServed(m) => m.clone(),
-            ApiError::MethodNotAllowed => "method not allowed; this route answers GET".to_string(),
+            ApiError::MethodNotAllowed(method) => {
+                format!("method not allowed; this route answers {method}")
+            }
             ApiError::RateLimited { retry_after_secs } => {
                 format!("rate limit exceeded; retry in {retry_after_secs} s")
             }

@@ -113,6 +113,15 @@ the server log).";
         super::native::native_balances,
         super::token_meta::token_metadata,
         super::token_meta::token_metadata_by_symbol,
+        super::nft_lookups::multiple_nfts,
+        super::nft_lookups::contract_metadata,
+        super::nft_lookups::bulk_contract_metadata,
+        super::nft_lookups::collection_stats,
+        super::nft_lookups::unique_owners,
+        super::triggers::sync_collection,
+        super::triggers::resync_metadata,
+        super::wallet_lookups::wallet_stats,
+        super::wallet_lookups::wallet_active_chains,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),
@@ -121,6 +130,7 @@ the server log).";
         (name = "Token", description = "ERC20 token transfers."),
         (name = "Block", description = "Blocks: the indexed head, and the block at a date."),
         (name = "Balance", description = "Native balances, read from the chain's JSON-RPC endpoint."),
+        (name = "Wallet", description = "A wallet's counts and the chains it is active on."),
         (name = "Utils", description = "The server's version and the operations it serves."),
     ),
     modifiers(&Finish),
@@ -144,7 +154,8 @@ const ERRORS: &[(&str, &str)] = &[
     (
         "404",
         "No such route (for example a path segment that is empty or holds a `/`), or, on the \
-         block lookups, no answer in the indexed data (the message says why).",
+         lookups, no answer in the indexed data: an NFT, collection or block it cannot name (the \
+         message says why).",
     ),
     (
         "429",
@@ -221,6 +232,12 @@ impl Modify for Finish {
             ))),
         );
         for (path, item) in doc.paths.paths.iter_mut() {
+            for op in [item.post.as_mut(), item.put.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                add_errors(op);
+            }
             let Some(op) = item.get.as_mut() else {
                 continue;
             };

@@ -608,6 +608,52 @@ impl RawParams {
     }
 }
 
+impl RawParams {
+    /// A [`Kind::Choice`] parameter: one of its words (any letter case), as the table writes
+    /// it; its table gives the default.
+    pub fn choice(&self, name: &'static str) -> Result<&'static str, ApiError> {
+        let Kind::Choice { values, default } = self.spec(name)?.kind else {
+            return Err(ApiError::Internal {
+                context: "query parameters",
+                detail: format!("{name} is not a choice"),
+            });
+        };
+        match self.single(name)? {
+            None => Ok(default),
+            Some(v) => values
+                .iter()
+                .find(|w| w.eq_ignore_ascii_case(v))
+                .copied()
+                .ok_or_else(|| {
+                    ApiError::bad(name, format!("'{v}' is not one of {}", values.join(", ")))
+                }),
+        }
+    }
+
+    /// A [`Kind::Chains`] parameter: the chains named, in request order, each once; empty
+    /// when left out.
+    pub fn chains(&self, name: &'static str) -> Result<Vec<Chain>, ApiError> {
+        let mut out: Vec<Chain> = Vec::new();
+        for item in self.list(name)? {
+            let chain = Chain::parse(item).map_err(|e| ApiError::parse(name, e))?;
+            if !out.contains(&chain) {
+                out.push(chain);
+            }
+        }
+        if out.len() > spec::MAX_CHAINS {
+            return Err(ApiError::bad(
+                name,
+                format!(
+                    "{} chains given; at most {} are allowed",
+                    out.len(),
+                    spec::MAX_CHAINS
+                ),
+            ));
+        }
+        Ok(out)
+    }
+}
+
 /// The `{chain}` path segment of `GET /latestBlockNumber/{chain}`.
 pub fn path_chain(chain: &str) -> Result<Chain, ApiError> {
     Chain::parse(chain).map_err(|e| ApiError::parse("chain", e))

@@ -415,3 +415,45 @@ pub const NATIVE_BALANCES: &[ParamSpec] = &[
             indexed (`wallet_addresses[0]=a`) and comma-separated forms all work.",
     },
 ];
+
+/// The query parameters of `GET /nft/{address}/metadata`, `POST /nft/metadata`, `GET
+/// /nft/{address}/stats`, `PUT /nft/{address}/sync`, `GET /wallets/{address}/stats` and `POST
+/// /nft/getMultipleNFTs` (whose tokens come in the body).
+pub const CHAIN_ONLY: &[ParamSpec] = &[CHAIN];
+
+/// The query parameters of `GET /nft/{address}/unique-owners`.
+pub const UNIQUE_OWNERS: &[ParamSpec] = &[CHAIN, LIMIT, CURSOR];
+
+/// The query parameters of `GET /nft/{address}/{token_id}/metadata/resync`.
+pub const RESYNC_METADATA: &[ParamSpec] = &[
+    CHAIN,
+    ParamSpec {
+        name: "flag",
+        kind: Kind::Choice {
+            values: &["uri", "metadata"],
+            default: "uri",
+        },
+        description: "What to read again: `uri` (the default) reads the token URI from the \
+            chain, then the metadata document it names; `metadata` reads the document from the \
+            URI already known. Any other value: 400.",
+    },
+    ParamSpec {
+        name: "mode",
+        kind: Kind::Choice {
+            values: &["async", "sync"],
+            default: "async",
+        },
+        description: "`async` (the default) queues the fetch and answers 202 at once; `sync` \
+            waits up to 15 s for its outcome: 200 when the metadata was fetched, 404 when it \
+            could not be, 202 when it is still under way. Any other value: 400.",
+    },
+];
+
+/// The query parameters of `GET /wallets/{address}/chains`.
+pub const WALLET_CHAINS: &[ParamSpec] = &[ParamSpec {
+    name: "chains",
+    kind: Kind::Chains,
+    description: "The chains to look at, by name or `0x` hex id; default: every chain this \
+        server indexes. Repeated keys (`chains=eth&chains=0x89`), brackets (`chains[]=eth`), \
+        indexed (`chains[0]=eth`) and comma-separated forms all work. An unknown chain: 400.",
+}];
