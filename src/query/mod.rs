@@ -44,7 +44,7 @@ pub use chain_reads::{ChainReadError, ChainReader, ChainReads, NativeAnswer};
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
-pub use nft_lookups::{CollectionStats, NftContract, Stated, UniqueOwnersQuery};
+pub use nft_lookups::{CollectionStats, NftContract, Stated, TokenStats, UniqueOwnersQuery};
 pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
 pub use triggers::{RefetchFrom, RefetchOutcome};
 pub use wallet_lookups::{Activity, ChainActivity, WalletStats};

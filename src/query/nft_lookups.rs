@@ -51,6 +51,15 @@ pub struct CollectionStats {
     pub transfers: u64,
 }
 
+/// What one NFT counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenStats {
+    /// Wallets holding it (1 for a held ERC721 token, 0 for a burned one).
+    pub owners: u64,
+    /// Its transfers (mints and burns included).
+    pub transfers: u64,
+}
+
 /// An NFT collection contract's metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NftContract {
@@ -241,6 +250,34 @@ impl QueryService {
                 owners,
                 transfers,
             },
+            status: done.status,
+            block: view.indexed_block,
+        })
+    }
+
+    /// How many wallets hold the token and how many transfers it has had.
+    pub async fn token_stats(
+        &self,
+        chain: Chain,
+        collection: Address,
+        token_id: Uint256,
+    ) -> Result<Stated<TokenStats>, QueryError> {
+        let needs = collections_need(&[collection]);
+        let snap = self.snapshot().await?;
+        let (view, done) = snap.settle(chain, |_| needs.clone()).await?;
+        let owners = nft_holding::Entity::find()
+            .filter(any_of(chain, &[(collection, token_id)]))
+            .count(snap.db())
+            .await?;
+        let transfers = nft_transfer::Entity::find()
+            .filter(nft_transfer::Column::ChainId.eq(chain.db_id()))
+            .filter(nft_transfer::Column::ContractAddress.eq(collection))
+            .filter(nft_transfer::Column::TokenId.eq(token_id))
+            .count(snap.db())
+            .await?;
+        snap.close().await?;
+        Ok(Stated {
+            value: TokenStats { owners, transfers },
             status: done.status,
             block: view.indexed_block,
         })

@@ -150,6 +150,10 @@ fn collection_lookups() -> Router<AppState> {
             get(nft_lookups::collection_stats).fallback(method_not_allowed),
         )
         .route(
+            "/nft/{address}/{token_id}/stats",
+            get(nft_lookups::token_stats).fallback(method_not_allowed),
+        )
+        .route(
             "/nft/{address}/unique-owners",
             get(nft_lookups::unique_owners).fallback(method_not_allowed),
         )

@@ -9,6 +9,8 @@
 //!   are `null`; `collection_logo` is the token list's logo, when one is imported.
 //! - `GET /nft/{address}/stats` (`getNFTCollectionStats`): its held tokens, current owners and
 //!   transfers.
+//! - `GET /nft/{address}/{token_id}/stats` (`getNFTTokenStats`): one NFT's current owners and
+//!   transfers.
 //! - `GET /nft/{address}/unique-owners` (`getUniqueOwnersByCollection`): the distinct wallets
 //!   holding it, by address, paged.
 //!
@@ -34,7 +36,7 @@ use super::lookup_params::{
 use super::nft::{collection_record, path_rejection, NftRecord};
 use crate::app::{preview_base, AppState, Reader};
 use crate::query::{NftContract, Stated, SyncStatus};
-use crate::types::{iso8601_ms, Address};
+use crate::types::{iso8601_ms, Address, Uint256};
 
 /// `value` as JSON with the status headers of the answer it was read in.
 fn stated_response(status: SyncStatus, block: Option<u64>, value: impl Serialize) -> Response {
@@ -319,6 +321,64 @@ pub(super) async fn collection_stats(
         .map_err(|e| ApiError::from_query("collection_stats", e))?;
     let record = CollectionStatsRecord {
         total_tokens: value.tokens.to_string(),
+        owners: Current {
+            current: value.owners.to_string(),
+        },
+        transfers: Total {
+            total: value.transfers.to_string(),
+        },
+    };
+    Ok(stated_response(status, block, record))
+}
+
+/// `getNFTTokenStats`'s answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = nftTokenStat)]
+pub struct TokenStatsRecord {
+    /// Wallets holding the token.
+    pub owners: Current,
+    /// Its transfers, mints and burns included.
+    pub transfers: Total,
+}
+
+/// The handler of `GET /nft/{address}/{token_id}/stats`.
+#[utoipa::path(
+    get,
+    path = "/nft/{address}/{token_id}/stats",
+    operation_id = "getNFTTokenStats",
+    tag = "NFT",
+    summary = "Get summary stats by NFT token",
+    description = "How many wallets hold the token now and how many transfers it has had (mints \
+and burns included). The `X-Sync-Status` header is `SYNCED` once the collection's history is \
+indexed; before, the counts are of what is stored so far.",
+    params(
+        ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
+        ("token_id" = String, Path, description = "The token id: decimal digits, or `0x` and hex digits; at most 2^256-1."),
+        super::spec::ChainOnly,
+    ),
+    responses(
+        (status = 200, description = "The token's counts.", body = TokenStatsRecord,
+            headers(("X-Sync-Status" = super::envelope::SyncStatusSchema, description = "`SYNCED` when the counts are complete."))),
+    ),
+)]
+pub(super) async fn token_stats(
+    Reader(service): Reader,
+    path: Result<Path<(String, String)>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let Path((address, token_id)) = path.map_err(|r| path_rejection("address", r))?;
+    let address = path_address("address", &address)?;
+    let token_id = Uint256::parse(&token_id).map_err(|e| ApiError::parse("token_id", e))?;
+    let chain = chain_only(raw.as_deref())?;
+    let Stated {
+        value,
+        status,
+        block,
+    } = service
+        .token_stats(chain, address, token_id)
+        .await
+        .map_err(|e| ApiError::from_query("token_stats", e))?;
+    let record = TokenStatsRecord {
         owners: Current {
             current: value.owners.to_string(),
         },

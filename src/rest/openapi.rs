@@ -117,6 +117,7 @@ the server log).";
         super::nft_lookups::contract_metadata,
         super::nft_lookups::bulk_contract_metadata,
         super::nft_lookups::collection_stats,
+        super::nft_lookups::token_stats,
         super::nft_lookups::unique_owners,
         super::triggers::sync_collection,
         super::triggers::resync_metadata,

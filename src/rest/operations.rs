@@ -131,7 +131,7 @@ pub const OPERATIONS: &[Operation] = &[
     op("getNFTBulkContractMetadata", "POST", "/nft/metadata", Served),
     op("getUniqueOwnersByCollection", "GET", "/nft/{address}/unique-owners", Served),
     op("getNFTCollectionStats", "GET", "/nft/{address}/stats", Served),
-    op("getNFTTokenStats", "GET", "/nft/{address}/{token_id}/stats", Planned),
+    op("getNFTTokenStats", "GET", "/nft/{address}/{token_id}/stats", Served),
     op("syncNFTContract", "PUT", "/nft/{address}/sync", Served),
     op("reSyncMetadata", "GET", "/nft/{address}/{token_id}/metadata/resync", Served),
     op("getNFTTraitsByCollection", "GET", "/nft/{address}/traits", Planned),

@@ -667,6 +667,7 @@ async fn live_answers_validate_against_the_documented_schemas() {
         (TOKEN_SYMBOLS, "/erc20/metadata/symbols?symbols[]=USDT&symbols[]=DAI".to_string()),
         (TOKEN_NFT_TRANSFERS, format!("/nft/{NFT_COLLECTION}/1/transfers")),
         (COLLECTION_STATS, format!("/nft/{NFT_COLLECTION}/stats")),
+        ("/nft/{address}/{token_id}/stats", format!("/nft/{NFT_COLLECTION}/1/stats")),
         (COLLECTION_METADATA, format!("/nft/{NFT_COLLECTION}/metadata?chain=0x1")),
         (UNIQUE_OWNERS, format!("/nft/{NFT_COLLECTION}/unique-owners?limit=2")),
         (WALLET_STATS, format!("/wallets/{COLLECTOR}/stats")),

@@ -417,7 +417,7 @@ pub const NATIVE_BALANCES: &[ParamSpec] = &[
 ];
 
 /// The query parameters of `GET /nft/{address}/metadata`, `POST /nft/metadata`, `GET
-/// /nft/{address}/stats`, `PUT /nft/{address}/sync`, `GET /wallets/{address}/stats` and `POST
+/// /nft/{address}/stats`, `GET /nft/{address}/{token_id}/stats`, `PUT /nft/{address}/sync`, `GET /wallets/{address}/stats` and `POST
 /// /nft/getMultipleNFTs` (whose tokens come in the body).
 pub const CHAIN_ONLY: &[ParamSpec] = &[CHAIN];
 

@@ -1,6 +1,6 @@
 //! The collection, NFT and wallet lookups on the bundled mainnet sample, against the truth this
 //! test decodes from the sample's logs itself: a collection's counts and distinct holders, its
-//! contract metadata (alone and in bulk), NFTs named one by one (`getMultipleNFTs`), a
+//! contract metadata (alone and in bulk), one token's counts, NFTs named one by one (`getMultipleNFTs`), a
 //! wallet's counts and first and last activity, and the two triggers, with their errors.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,6 +88,22 @@ async fn collections_answer(app: &TestApp, truth: &Truth) {
                 "transfers": {"total": moves.to_string()},
             }),
             "{c}"
+        );
+
+        let one = &held[0];
+        let holders = held.iter().filter(|n| n.token_id == one.token_id).count();
+        let moved = truth
+            .nft_moves
+            .iter()
+            .filter(|m| &m.contract == c && m.id_hex == one.token_id_hex)
+            .count();
+        let uri = format!("/api/v2.2/nft/{c}/{}/stats", one.token_id);
+        let (status, sync, body) = send(app, Method::GET, &uri, None).await;
+        assert_eq!((status, sync.as_str()), (200, "SYNCED"), "{uri}: {body}");
+        assert_eq!(
+            body,
+            json!({"owners": {"current": holders.to_string()}, "transfers": {"total": moved.to_string()}}),
+            "{uri}"
         );
 
         let walked = walk_unique_owners(app, c, 3).await;
