@@ -22,6 +22,7 @@
 //! `tests/clients/moralis-py/run.py` from [`python`].
 
 use crate::support::common;
+mod collection_lookups;
 mod lookups;
 mod python;
 mod want;
