@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use alloy::primitives::B256;
 use axum::extract::rejection::JsonRejection;
 use axum::Json;
 use serde::Deserialize;
@@ -16,7 +17,7 @@ use super::error::ApiError;
 use super::params::{NftShape, RawParams};
 use super::spec::{self, MAX_BATCH};
 use crate::query::{RefetchFrom, UniqueOwnersQuery};
-use crate::types::{Address, Chain, TokenIdFormat, Uint256};
+use crate::types::{Address, BlockNumber, Chain, TokenIdFormat, Uint256};
 
 /// How long `mode=sync` waits for a metadata refetch.
 pub const SYNC_WAIT: Duration = Duration::from_secs(15);
@@ -238,6 +239,33 @@ impl ResyncParams {
     }
 }
 
+/// A block named by a path: by number or by hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockRef {
+    /// Its number.
+    Number(u64),
+    /// Its hash.
+    Hash(B256),
+}
+
+/// `block_number_or_hash`: decimal digits, or `0x` and 64 hex digits (any letter case).
+pub fn block_ref(s: &str) -> Result<BlockRef, ApiError> {
+    const NAME: &str = "block_number_or_hash";
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => hex
+            .parse::<B256>()
+            .map(BlockRef::Hash)
+            .map_err(|_| ApiError::bad(NAME, "is not a block hash")),
+        Some(_) => Err(ApiError::bad(
+            NAME,
+            format!("'{s}' is not a block hash; expected 0x and 64 hex digits"),
+        )),
+        None => BlockNumber::parse(s)
+            .map(|b| BlockRef::Number(b.0))
+            .map_err(|e| ApiError::parse(NAME, e)),
+    }
+}
+
 /// The chains `GET /wallets/{address}/chains` asks about; empty: every indexed chain.
 pub fn wallet_chains(raw: Option<&str>) -> Result<Vec<Chain>, ApiError> {
     RawParams::read(spec::WALLET_CHAINS, raw).chains("chains")
@@ -326,6 +354,16 @@ mod tests {
         assert_eq!((p.from, p.wait), (RefetchFrom::Uri, Duration::ZERO));
         assert!(ResyncParams::parse(&a, "5", Some("mode=later")).is_err());
         assert!(ResyncParams::parse(&a, "x", None).is_err());
+    }
+
+    #[test]
+    fn blocks_are_named_by_number_or_hash() {
+        let hash = format!("0x{}", "Ab".repeat(32));
+        assert_eq!(block_ref("12").ok(), Some(BlockRef::Number(12)));
+        assert!(matches!(block_ref(&hash), Ok(BlockRef::Hash(_))));
+        for bad in ["-1", "0x12", "abc", &format!("0x{}", "g".repeat(64))] {
+            assert!(block_ref(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

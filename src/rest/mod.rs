@@ -170,6 +170,14 @@ fn collection_lookups() -> Router<AppState> {
             get(wallet_lookups::wallet_stats).fallback(method_not_allowed),
         )
         .route(
+            "/nft/transfers",
+            get(nft_transfers::all_nft_transfers).fallback(method_not_allowed),
+        )
+        .route(
+            "/block/{block_number_or_hash}/nft/transfers",
+            get(nft_transfers::block_nft_transfers).fallback(method_not_allowed),
+        )
+        .route(
             "/wallets/{address}/chains",
             get(wallet_lookups::wallet_active_chains).fallback(method_not_allowed),
         )

@@ -105,6 +105,8 @@ the server log).";
         super::collection_nfts::collection_nfts,
         super::collection_nfts::nft_metadata,
         super::nft_transfers::token_nft_transfers,
+        super::nft_transfers::all_nft_transfers,
+        super::nft_transfers::block_nft_transfers,
         super::blocks::latest_block_number,
         super::blocks::date_to_block,
         super::utils::web3_version,

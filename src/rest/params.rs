@@ -546,6 +546,38 @@ impl NftTransferParams {
         Ok((Self::parse_collection(address, raw)?, token))
     }
 
+    /// Parses `GET /nft/transfers`: every collection's moves.
+    pub fn parse_all(raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::read(spec::COLLECTION_NFT_TRANSFERS, raw);
+        Self::parse_rest(&p, None, AddressList::default())
+    }
+
+    /// Parses `GET /block/{block_number_or_hash}/nft/transfers` but its block, which the caller
+    /// sets ([`NftTransferParams::in_block`]) once it has resolved the path's number or hash.
+    pub fn parse_block(raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::read(spec::BLOCK_NFT_TRANSFERS, raw);
+        Ok(Self {
+            query: NftTransferQuery {
+                chain: p.chain()?,
+                wallet: None,
+                contracts: AddressList::default(),
+                blocks: BlockRange::default(),
+                dates: DateRange::default(),
+                order: p.order()?,
+                page_size: p.page_size()?,
+            },
+            cursor: p.cursor()?,
+            format: p.scalar("format", TokenIdFormat::Decimal, TokenIdFormat::parse)?,
+        })
+    }
+
+    /// The same question, of block `number` only.
+    pub fn in_block(mut self, number: u64) -> Self {
+        let b = Some(BlockNumber(number));
+        self.query.blocks = BlockRange { from: b, to: b };
+        self
+    }
+
     /// What both routes share: blocks or dates, `order`, `limit`, `cursor`, `format`.
     fn parse_rest(
         p: &RawParams,

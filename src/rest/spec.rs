@@ -227,6 +227,8 @@ route_specs! {
     ResyncMetadata => RESYNC_METADATA,
     /// `GET /wallets/{address}/chains`.
     WalletChains => WALLET_CHAINS,
+    /// `GET /block/{block_number_or_hash}/nft/transfers`.
+    BlockNftTransfers => BLOCK_NFT_TRANSFERS,
 }
 
 /// Every route's table, for the checks that the tables are sound.
@@ -249,6 +251,7 @@ pub const ALL: &[&[ParamSpec]] = &[
     UNIQUE_OWNERS,
     RESYNC_METADATA,
     WALLET_CHAINS,
+    BLOCK_NFT_TRANSFERS,
 ];
 
 #[cfg(test)]

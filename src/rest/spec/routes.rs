@@ -280,8 +280,12 @@ pub const WALLET_NFT_TRANSFERS: &[ParamSpec] = nft_moves![ParamSpec {
     description: address_list!("Only moves of these collections."),
 }];
 
-/// The query parameters of `GET /nft/{address}/transfers`.
+/// The query parameters of `GET /nft/{address}/transfers` and `GET /nft/transfers` (every
+/// collection's moves).
 pub const COLLECTION_NFT_TRANSFERS: &[ParamSpec] = nft_moves![];
+
+/// The query parameters of `GET /block/{block_number_or_hash}/nft/transfers`.
+pub const BLOCK_NFT_TRANSFERS: &[ParamSpec] = &[CHAIN, FORMAT, LIMIT, ORDER, ORDERED_CURSOR];
 
 /// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`
 /// and `GET /nft/{address}`.

@@ -1,7 +1,8 @@
 //! The collection, NFT and wallet lookups on the bundled mainnet sample, against the truth this
 //! test decodes from the sample's logs itself: a collection's counts and distinct holders, its
 //! contract metadata (alone and in bulk), one token's counts, NFTs named one by one (`getMultipleNFTs`), a
-//! wallet's counts and first and last activity, and the two triggers, with their errors.
+//! wallet's counts and first and last activity, every collection's moves by block range and
+//! by block, and the two triggers, with their errors.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -449,6 +450,111 @@ async fn triggers(app: &TestApp, truth: &Truth) {
     .await;
 }
 
+/// Every collection's moves in a block range, and one block's moves by number and by hash.
+async fn moves_by_block(app: &TestApp, truth: &Truth) {
+    let key = |r: &Value| {
+        json!([
+            r["block_number"],
+            r["log_index"],
+            r["token_address"],
+            r["token_id"],
+            r["from_address"],
+            r["to_address"]
+        ])
+    };
+    let want_key = |m: &crate::support::common::truth::NftMove| {
+        json!([
+            m.block.to_string(),
+            m.log,
+            m.contract,
+            common::truth::hex_to_dec(&m.id_hex),
+            m.from,
+            m.to
+        ])
+    };
+    let blocks: Vec<u64> = truth.nft_moves.iter().map(|m| m.block).collect();
+    let (lo, hi) = (blocks[blocks.len() * 3 / 4], blocks[blocks.len() / 4]);
+    let pages = app
+        .walk_rest(
+            &format!("/api/v2.2/nft/transfers?from_block={lo}&to_block={hi}&limit=9"),
+            9,
+        )
+        .await;
+    let got: Vec<Value> = pages.iter().flat_map(|p| &p.records).map(key).collect();
+    let want: Vec<Value> = truth
+        .nft_moves
+        .iter()
+        .filter(|m| (lo..=hi).contains(&m.block))
+        .map(want_key)
+        .collect();
+    assert!(want.len() > 9, "too few moves in {lo}..={hi}");
+    assert_eq!(got, want, "moves in {lo}..={hi}");
+    assert!(pages.iter().all(|p| p.body["status"] == "SYNCED"));
+
+    // The block with the most moves, by number (oldest first) and by hash.
+    let mut per_block: BTreeMap<u64, usize> = BTreeMap::new();
+    for b in &blocks {
+        *per_block.entry(*b).or_default() += 1;
+    }
+    let (busy, n) = per_block
+        .iter()
+        .max_by_key(|(b, n)| (**n, **b))
+        .expect("a block");
+    let by_number = app
+        .walk_rest(
+            &format!("/api/v2.2/block/{busy}/nft/transfers?order=ASC&limit=2"),
+            2,
+        )
+        .await;
+    let got: Vec<Value> = by_number.iter().flat_map(|p| &p.records).cloned().collect();
+    let mut want: Vec<Value> = truth
+        .nft_moves
+        .iter()
+        .filter(|m| m.block == *busy)
+        .map(want_key)
+        .collect();
+    want.reverse();
+    assert_eq!(
+        (got.len(), got.iter().map(key).collect::<Vec<_>>()),
+        (*n, want)
+    );
+    let hash = got[0]["block_hash"]
+        .as_str()
+        .expect("block_hash")
+        .to_uppercase()
+        .replacen("0X", "0x", 1);
+    let by_hash = app
+        .walk_rest(
+            &format!("/api/v2.2/block/{hash}/nft/transfers?order=ASC&limit=2"),
+            2,
+        )
+        .await;
+    let again: Vec<Value> = by_hash.iter().flat_map(|p| &p.records).cloned().collect();
+    assert_eq!(again, got, "by hash");
+    let unknown = format!("0x{}", "ab".repeat(32));
+    refused(
+        app,
+        &format!("/api/v2.2/block/{unknown}/nft/transfers"),
+        404,
+        "not found",
+    )
+    .await;
+    refused(
+        app,
+        "/api/v2.2/block/0x12/nft/transfers",
+        400,
+        "block_number_or_hash",
+    )
+    .await;
+    refused(
+        app,
+        "/api/v2.2/nft/transfers?from_block=9&to_block=2",
+        400,
+        "from_block",
+    )
+    .await;
+}
+
 /// Every collection, NFT and wallet lookup on one loaded sample.
 pub(super) async fn nft_and_wallet_lookups(backend: Backend) {
     let app = common::spawn(backend).await;
@@ -458,5 +564,6 @@ pub(super) async fn nft_and_wallet_lookups(backend: Backend) {
     multiple_nfts(&app, &truth).await;
     wallet_lookups(&app, &truth).await;
     triggers(&app, &truth).await;
+    moves_by_block(&app, &truth).await;
     app.cleanup().await;
 }

@@ -1,7 +1,8 @@
 //! The collection, NFT and wallet lookups through the official SDKs, base URL only, on every
 //! backend: the JS SDK (`moralis` 2.27.2) calls `getMultipleNFTs`, `getNFTContractMetadata`,
 //! `getNFTCollectionStats`, `getNFTTokenStats`, `getWalletStats`, `getWalletActiveChains`,
-//! `syncNFTContract` and `reSyncMetadata`; the Python SDK (`moralis` 0.1.49) the same and
+//! `syncNFTContract`, `reSyncMetadata`, `getNFTTransfersFromToBlock` and
+//! `getNFTTransfersByBlock` (both walked to their last page); the Python SDK (`moralis` 0.1.49) the same and
 //! `get_nft_bulk_contract_metadata` (neither has `getUniqueOwnersByCollection`). Each answer is
 //! compared with the sample's truth decoded by the test (`Truth`).
 
@@ -11,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::lookups::{page, run};
 use super::python;
-use crate::support::common::truth::{Nft, Truth};
+use crate::support::common::truth::{hex_to_dec, Nft, Truth};
 use crate::support::common::{self, Backend};
 
 /// No contract at all.
@@ -25,6 +26,10 @@ struct Expected {
     collection: (String, String, usize, usize, usize),
     /// One token of it: (token id, holders, transfers).
     token: (String, usize, usize),
+    /// A block range and its moves, newest first: `[block, log, collection, token id]`.
+    range: (u64, u64, Vec<Value>),
+    /// The block with the most moves, and its moves, newest first.
+    block: (u64, Vec<Value>),
     /// The busiest NFT wallet and its (nfts, collections, NFT transfers, ERC20 transfers, first
     /// block, last block).
     wallet: (String, [usize; 4], u64, u64),
@@ -111,7 +116,33 @@ fn expected(truth: &Truth) -> Expected {
         .chain(erc20.iter().map(|t| t.block_number))
         .collect();
     let (first, last) = (blocks.iter().min().copied(), blocks.iter().max().copied());
+    let key = |m: &&crate::support::common::truth::NftMove| {
+        json!([
+            m.block.to_string(),
+            m.log,
+            m.contract,
+            hex_to_dec(&m.id_hex)
+        ])
+    };
+    let all: Vec<u64> = truth.nft_moves.iter().map(|m| m.block).collect();
+    let (lo, hi) = (all[all.len() * 2 / 3], all[all.len() / 3]);
+    let in_range = truth
+        .nft_moves
+        .iter()
+        .filter(|m| (lo..=hi).contains(&m.block));
+    let mut per_block: BTreeMap<u64, usize> = BTreeMap::new();
+    for b in &all {
+        *per_block.entry(*b).or_default() += 1;
+    }
+    let busy = per_block
+        .iter()
+        .max_by_key(|(b, n)| (**n, **b))
+        .map(|(b, _)| *b)
+        .unwrap_or(0);
+    let in_block = truth.nft_moves.iter().filter(|m| m.block == busy);
     Expected {
+        range: (lo, hi, in_range.map(|m| key(&m)).collect()),
+        block: (busy, in_block.map(|m| key(&m)).collect()),
         singles,
         collection,
         token,
@@ -230,6 +261,8 @@ pub(super) async fn sdk_collection_lookups(backend: Backend) {
         {"name": "chains", "op": "wallets.getWalletActiveChains", "params": {"address": w, "chains": ["0x1"]}},
         {"name": "sync", "op": "nft.syncNFTContract", "params": {"chain": "0x1", "address": c}},
         {"name": "resync", "op": "nft.reSyncMetadata", "params": {"chain": "0x1", "address": c, "tokenId": token, "flag": "metadata", "mode": "async"}},
+        {"name": "range", "op": "nft.getNFTTransfersFromToBlock", "params": {"chain": "0x1", "fromBlock": e.range.0, "toBlock": e.range.1, "limit": 7}},
+        {"name": "block", "op": "nft.getNFTTransfersByBlock", "params": {"chain": "0x1", "blockNumberOrHash": e.block.0.to_string(), "limit": 3}},
         {"name": "unknown", "op": "nft.getNFTContractMetadata", "params": {"chain": "0x1", "address": NOBODY}},
     ]))
     .await;
@@ -264,6 +297,8 @@ pub(super) async fn sdk_collection_lookups(backend: Backend) {
         {"name": "wallet_stats", "op": "wallets.get_wallet_stats", "params": {"chain": "eth", "address": w}},
         {"name": "chains", "op": "wallets.get_wallet_active_chains", "params": {"address": w, "chains": ["eth"]}},
         {"name": "sync", "op": "nft.sync_nft_contract", "params": {"chain": "eth", "address": c}},
+        {"name": "range", "op": "nft.get_nft_transfers_from_to_block", "params": {"chain": "eth", "from_block": e.range.0, "to_block": e.range.1, "limit": 7}},
+        {"name": "block", "op": "nft.get_nft_transfers_by_block", "params": {"chain": "eth", "block_number_or_hash": e.block.0.to_string(), "limit": 3}},
         {"name": "resync", "op": "nft.re_sync_metadata", "params": {"chain": "eth", "address": c, "token_id": token, "flag": "uri", "mode": "async"}},
     ]))
     .await;
