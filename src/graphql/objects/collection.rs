@@ -9,6 +9,8 @@ use async_graphql::{Context, Object};
 use super::collection_nfts::{self, CollectionNft};
 use super::nft::{self, Nft};
 use super::nft_transfer::{self, NftTransfer};
+use super::stats;
+use super::wallet::Wallet;
 use crate::graphql::args;
 use crate::graphql::connection::{nested_page_cost, Connection};
 use crate::graphql::enums::{ContractType, Order, TokenIdFormat};
@@ -106,6 +108,27 @@ impl NftCollection {
     /// Whether the collection is verified.
     async fn verified_collection(&self) -> Result<bool, GqlError> {
         Ok(self.contract().await?.is_some_and(|c| c.verified))
+    }
+
+    /// How many of its token ids someone holds, how many wallets hold them, and how many
+    /// transfers it has had (`getNFTCollectionStats`).
+    async fn stats(&self, ctx: &Context<'_>) -> Result<stats::NftCollectionStats, GqlError> {
+        stats::collection(ctx, self.chain, self.address).await
+    }
+
+    /// The distinct wallets holding at least one of its tokens, by address
+    /// (`getUniqueOwnersByCollection`). `SYNCED` once the collection's whole history is
+    /// indexed; before, the first request schedules it, and only holders of tokens partial
+    /// history cannot have made up are shown.
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    async fn unique_owners(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many wallets per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+    ) -> Result<Connection<Wallet>, GqlError> {
+        stats::unique_owners(ctx, self.chain, self.address, first, after).await
     }
 
     /// The collection's tokens that someone holds, by token id, each with its holder (when

@@ -9,6 +9,7 @@ use super::collection::{NftCollection, CONTRACT_FIELDS as COLLECTION_FIELDS};
 use super::nft::{self as holdings, Nft};
 use super::nft_fields::{self, Linked, NftFields};
 use super::nft_transfer::{self, NftTransfer};
+use super::stats;
 use crate::graphql::args;
 use crate::graphql::connection::{page_cost, Connection};
 use crate::graphql::enums::Order;
@@ -77,6 +78,12 @@ pub struct NftLinks {
 /// What one NFT leads to.
 #[Object]
 impl NftLinks {
+    /// How many wallets hold the token now and how many transfers it has had
+    /// (`getNFTTokenStats`).
+    async fn stats(&self, ctx: &Context<'_>) -> Result<stats::NftTokenStats, GqlError> {
+        stats::token(ctx, self.linked.chain, self.contract, self.token_id).await
+    }
+
     /// The collection, to walk to its other tokens, owners and moves.
     async fn collection(&self) -> NftCollection {
         NftCollection::new(

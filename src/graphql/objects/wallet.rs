@@ -7,6 +7,7 @@ use async_graphql::{Context, Object};
 use super::balances::{self, TokenBalance};
 use super::nft::{self, NftConnection};
 use super::nft_transfer::{self, NftTransfer};
+use super::stats;
 use super::transfer::{self, Erc20Transfer};
 use super::wallet_collections::{self, WalletCollection};
 use crate::graphql::args;
@@ -39,6 +40,17 @@ impl Wallet {
     /// The wallet's address.
     async fn address(&self) -> Address {
         self.address.into()
+    }
+
+    /// The wallet's counts: NFTs and collections held, NFT and ERC20 transfers sent or
+    /// received (`getWalletStats`).
+    async fn stats(&self, ctx: &Context<'_>) -> Result<stats::WalletStats, GqlError> {
+        stats::wallet(ctx, self.chain, self.address).await
+    }
+
+    /// The wallet's first and last transfer on this chain (`getWalletActiveChains`).
+    async fn activity(&self, ctx: &Context<'_>) -> Result<stats::WalletActivity, GqlError> {
+        stats::activity(ctx, self.chain, self.address).await
     }
 
     /// The NFTs the wallet holds now: the answer of `nftsByWallet`, with the same arguments

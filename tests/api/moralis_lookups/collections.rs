@@ -555,6 +555,133 @@ async fn moves_by_block(app: &TestApp, truth: &Truth) {
     .await;
 }
 
+/// The same lookups in the GraphQL graph agree with REST (checked against the truth above).
+async fn graph_agrees(app: &TestApp, truth: &Truth) {
+    let by_collection = holdings_by_collection(truth);
+    let c = &chosen(&by_collection)[0];
+    let t = &by_collection[c][0].token_id;
+    let (_, _, rest) = send(app, Method::GET, &format!("/api/v2.2/nft/{c}/stats"), None).await;
+    let q = format!(
+        r#"{{ nftCollection(chain: "eth", address: "{c}") {{
+            stats {{ totalTokens owners transfers status }}
+            uniqueOwners(first: 2) {{ status edges {{ node {{ address }} }} pageInfo {{ hasNextPage endCursor }} }} }}
+          nft(chain: "eth", address: "{c}", tokenId: "{t}") {{ stats {{ owners transfers status }} }} }}"#
+    );
+    let data = app.graphql_ok(&q, json!({})).await;
+    let stats = &data["nftCollection"]["stats"];
+    assert_eq!(
+        json!([
+            stats["totalTokens"].to_string(),
+            stats["owners"].to_string(),
+            stats["transfers"].to_string(),
+            stats["status"]
+        ]),
+        json!([
+            rest["total_tokens"],
+            rest["owners"]["current"],
+            rest["transfers"]["total"],
+            "SYNCED"
+        ]),
+        "{data}"
+    );
+    // Walk the holders to the end: the REST walk's list.
+    let mut owners: Vec<String> = Vec::new();
+    let mut page = data["nftCollection"]["uniqueOwners"].clone();
+    loop {
+        assert_eq!(page["status"], "SYNCED", "{page}");
+        owners.extend(
+            page["edges"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| text(&e["node"]["address"])),
+        );
+        if page["pageInfo"]["hasNextPage"] != json!(true) {
+            break;
+        }
+        let after = text(&page["pageInfo"]["endCursor"]).expect("endCursor");
+        let q = format!(
+            r#"{{ nftCollection(chain: "eth", address: "{c}") {{ uniqueOwners(first: 2, after: "{after}") {{
+                status edges {{ node {{ address }} }} pageInfo {{ hasNextPage endCursor }} }} }} }}"#
+        );
+        page = app.graphql_ok(&q, json!({})).await["nftCollection"]["uniqueOwners"].clone();
+    }
+    assert_eq!(owners, walk_unique_owners(app, c, 50).await);
+    let (_, _, rest) = send(
+        app,
+        Method::GET,
+        &format!("/api/v2.2/nft/{c}/{t}/stats"),
+        None,
+    )
+    .await;
+    let stats = &data["nft"]["stats"];
+    assert_eq!(
+        json!([stats["owners"].to_string(), stats["transfers"].to_string()]),
+        json!([rest["owners"]["current"], rest["transfers"]["total"]])
+    );
+
+    let w = truth.busiest_wallets()[0].0.clone();
+    let (_, _, rest) = send(
+        app,
+        Method::GET,
+        &format!("/api/v2.2/wallets/{w}/stats"),
+        None,
+    )
+    .await;
+    let (_, _, chains) = send(
+        app,
+        Method::GET,
+        &format!("/api/v2.2/wallets/{w}/chains"),
+        None,
+    )
+    .await;
+    let q = format!(
+        r#"{{ wallet(chain: "eth", address: "{w}") {{
+            stats {{ nfts collections nftTransfers tokenTransfers status }}
+            activity {{ status firstTransfer {{ blockNumber blockTimestamp transactionHash }}
+                lastTransfer {{ blockNumber blockTimestamp transactionHash }} }} }} }}"#
+    );
+    let data = app.graphql_ok(&q, json!({})).await;
+    let s = &data["wallet"]["stats"];
+    assert_eq!(
+        json!([
+            s["nfts"].to_string(),
+            s["collections"].to_string(),
+            s["nftTransfers"].to_string(),
+            s["tokenTransfers"].to_string(),
+            s["status"]
+        ]),
+        json!([
+            rest["nfts"],
+            rest["collections"],
+            rest["nft_transfers"]["total"],
+            rest["token_transfers"]["total"],
+            "SYNCED"
+        ]),
+        "{data}"
+    );
+    let a = &data["wallet"]["activity"];
+    let active = &chains["active_chains"][0];
+    for (gql, rest) in [
+        ("firstTransfer", "first_transaction"),
+        ("lastTransfer", "last_transaction"),
+    ] {
+        assert_eq!(
+            json!([
+                a[gql]["blockNumber"].to_string(),
+                a[gql]["blockTimestamp"],
+                a[gql]["transactionHash"]
+            ]),
+            json!([
+                active[rest]["block_number"],
+                active[rest]["block_timestamp"],
+                active[rest]["transaction_hash"]
+            ]),
+            "{data}"
+        );
+    }
+}
+
 /// Every collection, NFT and wallet lookup on one loaded sample.
 pub(super) async fn nft_and_wallet_lookups(backend: Backend) {
     let app = common::spawn(backend).await;
@@ -565,5 +692,6 @@ pub(super) async fn nft_and_wallet_lookups(backend: Backend) {
     wallet_lookups(&app, &truth).await;
     triggers(&app, &truth).await;
     moves_by_block(&app, &truth).await;
+    graph_agrees(&app, &truth).await;
     app.cleanup().await;
 }
