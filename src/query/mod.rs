@@ -14,6 +14,7 @@
 //!   media worker; never waits on a fetch).
 
 mod answer;
+mod as_of;
 mod balances;
 mod blocks;
 pub mod chain_reads;

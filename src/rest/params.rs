@@ -254,6 +254,7 @@ impl NftParams {
             exclude_spam: p.boolean("exclude_spam")?,
             with_total: !p.boolean("disable_total")?,
             page_size: p.page_size()?,
+            at_block: p.block("to_block")?.map(|b| b.0),
         };
         let shape = NftShape::parse(&p)?;
         Ok(Self {
@@ -328,7 +329,7 @@ impl OwnersParams {
         token_id: Option<&str>,
         raw: Option<&str>,
     ) -> Result<Self, ApiError> {
-        let p = RawParams::read(spec::NFT_LISTS, raw);
+        let p = RawParams::read(spec::NFT_OWNERS, raw);
         let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         let token_id = token_id
             .map(|t| Uint256::parse(t).map_err(|e| ApiError::parse("token_id", e)))
@@ -339,6 +340,7 @@ impl OwnersParams {
                 contract,
                 token_id,
                 page_size: p.page_size()?,
+                at_block: p.block("to_block")?.map(|b| b.0),
             },
             cursor: p.cursor()?,
             shape: NftShape::parse(&p)?,

@@ -203,8 +203,10 @@ route_specs! {
     WalletNftTransfers => WALLET_NFT_TRANSFERS,
     /// `GET /nft/{address}/transfers`.
     CollectionNftTransfers => COLLECTION_NFT_TRANSFERS,
-    /// `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`, `GET /nft/{address}`.
+    /// `GET /nft/{address}`, `GET /nft/{address}/{token_id}`.
     NftLists => NFT_LISTS,
+    /// `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`.
+    NftOwners => NFT_OWNERS,
     /// `GET /{address}/nft/collections`.
     WalletCollections => WALLET_COLLECTIONS,
     /// `GET /{address}/erc20`.
@@ -240,6 +242,7 @@ pub const ALL: &[&[ParamSpec]] = &[
     WALLET_NFT_TRANSFERS,
     COLLECTION_NFT_TRANSFERS,
     NFT_LISTS,
+    NFT_OWNERS,
     WALLET_COLLECTIONS,
     WALLET_BALANCES,
     DATE_TO_BLOCK,

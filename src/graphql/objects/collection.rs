@@ -9,8 +9,7 @@ use async_graphql::{Context, Object};
 use super::collection_nfts::{self, CollectionNft};
 use super::nft::{self, Nft};
 use super::nft_transfer::{self, NftTransfer};
-use super::stats;
-use super::wallet::Wallet;
+use super::stats::{self, CollectionHolder};
 use crate::graphql::args;
 use crate::graphql::connection::{nested_page_cost, Connection};
 use crate::graphql::enums::{ContractType, Order, TokenIdFormat};
@@ -127,7 +126,7 @@ impl NftCollection {
         #[graphql(default = 100, desc = "How many wallets per page: 1 to 100.")] first: i32,
         #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
         after: Option<String>,
-    ) -> Result<Connection<Wallet>, GqlError> {
+    ) -> Result<Connection<CollectionHolder>, GqlError> {
         stats::unique_owners(ctx, self.chain, self.address, first, after).await
     }
 
@@ -167,12 +166,17 @@ impl NftCollection {
         after: Option<String>,
         #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
         token_id_format: TokenIdFormat,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<Connection<Nft>, GqlError> {
         let q = NftOwnersQuery {
             chain: self.chain,
             contract: self.address,
             token_id: None,
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
         let answer = service.nft_owners(&q, after, nft::wants(ctx)).await?;

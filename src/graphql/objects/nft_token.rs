@@ -104,12 +104,17 @@ impl NftLinks {
         #[graphql(default = 100, desc = "How many owners per page: 1 to 100.")] first: i32,
         #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
         after: Option<String>,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<Connection<Nft>, GqlError> {
         let q = crate::query::NftOwnersQuery {
             chain: self.linked.chain,
             contract: self.contract,
             token_id: Some(self.token_id),
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let service = service(ctx)?;
         let after = args::after(after.as_deref())?;

@@ -1,27 +1,34 @@
 //! What the graph counts and the lists it answers outside a page of records: a collection's,
 //! a token's and a wallet's counts and a wallet's first and last activity (`NftCollectionStats`,
 //! `NftTokenStats`, `WalletStats`, `WalletActivity`), each with the status of the answer it was
-//! read in, and a collection's distinct holders (a `WalletConnection`). The query service
+//! read in, and a collection's distinct holders (a `CollectionHolderConnection`). The query service
 //! answers each in one snapshot, as it answers the REST lookups.
 
 use async_graphql::{Context, SimpleObject};
 
-use super::wallet::Wallet;
 use crate::graphql::args;
 use crate::graphql::connection::{Connection, Listed, SyncStatus};
 use crate::graphql::error::GqlError;
 use crate::graphql::fast_path::plain::PlainNode;
-use crate::graphql::scalars::BlockNumber;
+use crate::graphql::scalars::{Address, BlockNumber};
 use crate::graphql::service;
 use crate::query::{self, UniqueOwnersQuery};
 use crate::types::{self, Chain};
 
-impl Listed for Wallet {
-    const CONNECTION: &'static str = "WalletConnection";
-    const EDGE: &'static str = "WalletEdge";
+/// A wallet holding at least one token of a collection (ask `wallet(address:)` for what it
+/// holds).
+#[derive(SimpleObject)]
+pub struct CollectionHolder {
+    /// The wallet's address.
+    address: Address,
 }
 
-impl PlainNode for Wallet {}
+impl Listed for CollectionHolder {
+    const CONNECTION: &'static str = "CollectionHolderConnection";
+    const EDGE: &'static str = "CollectionHolderEdge";
+}
+
+impl PlainNode for CollectionHolder {}
 
 /// A collection's counts.
 #[derive(SimpleObject)]
@@ -160,7 +167,7 @@ pub async fn unique_owners(
     contract: types::Address,
     first: i32,
     after: Option<String>,
-) -> Result<Connection<Wallet>, GqlError> {
+) -> Result<Connection<CollectionHolder>, GqlError> {
     let q = UniqueOwnersQuery {
         chain,
         contract,
@@ -168,7 +175,7 @@ pub async fn unique_owners(
     };
     let after = args::after(after.as_deref())?;
     let page = service(ctx)?.unique_owners(&q, after).await?;
-    Ok(Connection::from_page(page, |owner| {
-        Wallet::new(chain, owner)
+    Ok(Connection::from_page(page, |owner| CollectionHolder {
+        address: owner.into(),
     }))
 }

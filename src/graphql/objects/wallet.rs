@@ -55,6 +55,7 @@ impl Wallet {
 
     /// The NFTs the wallet holds now: the answer of `nftsByWallet`, with the same arguments
     /// and order (`tokenAddress`, then `tokenId`).
+    #[allow(clippy::too_many_arguments)]
     #[graphql(complexity = "page_cost(first, child_complexity)")]
     async fn nfts(
         &self,
@@ -71,6 +72,10 @@ impl Wallet {
         exclude_spam: bool,
         #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
         token_id_format: TokenIdFormat,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<NftConnection, GqlError> {
         let q = NftQuery {
             chain: self.chain,
@@ -79,6 +84,7 @@ impl Wallet {
             exclude_spam,
             with_total: false,
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
         nft::resolve(ctx, service, q, after, token_id_format.into()).await

@@ -149,6 +149,7 @@ pub const WALLET_NFTS: &[ParamSpec] = &[
             else is a 400.",
     },
     LIMIT,
+    TO_BLOCK_HOLDINGS,
     flag(
         "disable_total",
         true,
@@ -287,8 +288,38 @@ pub const COLLECTION_NFT_TRANSFERS: &[ParamSpec] = nft_moves![];
 /// The query parameters of `GET /block/{block_number_or_hash}/nft/transfers`.
 pub const BLOCK_NFT_TRANSFERS: &[ParamSpec] = &[CHAIN, FORMAT, LIMIT, ORDER, ORDERED_CURSOR];
 
-/// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`
-/// and `GET /nft/{address}`.
+/// `to_block` of the holdings questions: the state after that block.
+const TO_BLOCK_HOLDINGS: ParamSpec = ParamSpec {
+    name: "to_block",
+    kind: Kind::Block,
+    description: "The holdings after this block (after its last log), amounts and acquisition \
+        blocks included; default: now. `SYNCED` only once the history the answer depends on is \
+        complete and the indexer has stored the block. A block above the chain's head, \
+        negative or not an integer: 400.",
+};
+
+/// The query parameters of `GET /nft/{address}/owners` and `GET
+/// /nft/{address}/{token_id}/owners`: those of [`NFT_LISTS`] and `to_block`.
+pub const NFT_OWNERS: &[ParamSpec] = &[
+    CHAIN,
+    FORMAT,
+    LIMIT,
+    CURSOR,
+    TO_BLOCK_HOLDINGS,
+    flag(
+        "normalizeMetadata",
+        false,
+        "`true` fills `normalized_metadata` (name, description, image, … from the \
+            metadata).",
+    ),
+    flag(
+        "media_items",
+        false,
+        "`true` fills `media` (preview status and 100/250/500 px images).",
+    ),
+];
+
+/// The query parameters of `GET /nft/{address}` and `GET /nft/{address}/{token_id}`.
 pub const NFT_LISTS: &[ParamSpec] = &[
     CHAIN,
     FORMAT,
