@@ -7,13 +7,15 @@
 use std::time::Duration;
 
 use alloy::primitives::B256;
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::Path;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::error::ApiError;
+use super::nft::path_rejection;
 use super::params::{NftShape, RawParams};
 use super::spec::{self, MAX_BATCH};
 use crate::query::{RefetchFrom, UniqueOwnersQuery};
@@ -25,6 +27,16 @@ pub const SYNC_WAIT: Duration = Duration::from_secs(15);
 /// A route's path address, parsed.
 pub fn path_address(name: &'static str, address: &str) -> Result<Address, ApiError> {
     Address::parse(address).map_err(|e| ApiError::parse(name, e))
+}
+
+/// The path's address (named `name`) and the `chain` of a route that reads nothing else.
+pub fn address_and_chain(
+    name: &'static str,
+    address: Result<Path<String>, PathRejection>,
+    raw: Option<&str>,
+) -> Result<(Address, Chain), ApiError> {
+    let Path(address) = address.map_err(|r| path_rejection(name, r))?;
+    Ok((path_address(name, &address)?, chain_only(raw)?))
 }
 
 /// The `chain` of a route that reads nothing else from its query string.

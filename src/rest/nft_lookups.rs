@@ -31,7 +31,8 @@ use super::balances::SYNC_STATUS_HEADER;
 use super::envelope::{text, with_block};
 use super::error::ApiError;
 use super::lookup_params::{
-    chain_only, path_address, ContractsParams, MultipleNftsParams, UniqueOwnersParams,
+    address_and_chain, chain_only, path_address, ContractsParams, MultipleNftsParams,
+    UniqueOwnersParams,
 };
 use super::nft::{collection_record, path_rejection, NftRecord};
 use crate::app::{preview_base, AppState, Reader};
@@ -205,9 +206,7 @@ pub(super) async fn contract_metadata(
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let Path(address) = address.map_err(|r| path_rejection("address", r))?;
-    let address = path_address("address", &address)?;
-    let chain = chain_only(raw.as_deref())?;
+    let (address, chain) = address_and_chain("address", address, raw.as_deref())?;
     let found = service
         .nft_contracts(chain, &[address])
         .await
@@ -308,9 +307,7 @@ pub(super) async fn collection_stats(
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let Path(address) = address.map_err(|r| path_rejection("address", r))?;
-    let address = path_address("address", &address)?;
-    let chain = chain_only(raw.as_deref())?;
+    let (address, chain) = address_and_chain("address", address, raw.as_deref())?;
     let Stated {
         value,
         status,

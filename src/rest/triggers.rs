@@ -18,7 +18,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::error::ApiError;
-use super::lookup_params::{chain_only, path_address, ResyncParams};
+use super::lookup_params::{address_and_chain, ResyncParams};
 use super::nft::path_rejection;
 use crate::app::Reader;
 use crate::query::RefetchOutcome;
@@ -54,9 +54,7 @@ pub(super) async fn sync_collection(
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let Path(address) = address.map_err(|r| path_rejection("address", r))?;
-    let address = path_address("address", &address)?;
-    let chain = chain_only(raw.as_deref())?;
+    let (address, chain) = address_and_chain("address", address, raw.as_deref())?;
     service
         .sync_collection(chain, address)
         .await

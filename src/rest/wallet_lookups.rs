@@ -21,7 +21,7 @@ use utoipa::ToSchema;
 use super::balances::SYNC_STATUS_HEADER;
 use super::envelope::with_block;
 use super::error::ApiError;
-use super::lookup_params::{chain_only, path_address, wallet_chains};
+use super::lookup_params::{address_and_chain, path_address, wallet_chains};
 use super::nft::path_rejection;
 use crate::app::Reader;
 use crate::query::{Activity, Stated, SyncStatus};
@@ -77,9 +77,7 @@ pub(super) async fn wallet_stats(
     address: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let Path(address) = address.map_err(|r| path_rejection("address", r))?;
-    let wallet = path_address("address", &address)?;
-    let chain = chain_only(raw.as_deref())?;
+    let (wallet, chain) = address_and_chain("address", address, raw.as_deref())?;
     let Stated {
         value,
         status,
