@@ -13,6 +13,7 @@ use sea_orm::{
 
 use super::nft_lookups::Stated;
 use super::status::Needs;
+use super::transfer_filter::TransferColumns;
 use super::{QueryError, QueryService};
 use crate::entity::{chain_state, erc20_transfer, nft_holding, nft_transfer};
 use crate::types::{Address, Chain, Scope};
@@ -102,8 +103,8 @@ impl QueryService {
             .into_tuple()
             .one(db)
             .await?;
-        let nft_transfers = nft_moves(db, chain, wallet).await?;
-        let token_transfers = erc20_moves(db, chain, wallet).await?;
+        let nft_transfers = moves::<nft_transfer::Entity>(db, chain, wallet).await?;
+        let token_transfers = moves::<erc20_transfer::Entity>(db, chain, wallet).await?;
         snap.close().await?;
         Ok(Stated {
             value: WalletStats {
@@ -129,8 +130,8 @@ impl QueryService {
         let db = snap.db();
         let mut marks = Vec::new();
         for newest in [false, true] {
-            marks.extend(erc20_mark(db, chain, wallet, newest).await?);
-            marks.extend(nft_mark(db, chain, wallet, newest).await?);
+            marks.extend(marks_of::<erc20_transfer::Entity>(db, chain, wallet, newest).await?);
+            marks.extend(marks_of::<nft_transfer::Entity>(db, chain, wallet, newest).await?);
         }
         snap.close().await?;
         let first = marks.iter().min_by_key(|m| (m.0, m.1)).map(activity);
@@ -151,100 +152,55 @@ fn activity(m: &Mark) -> Activity {
     }
 }
 
-/// ERC20 transfers the wallet sent, plus those it received from another wallet.
-async fn erc20_moves(
+/// Transfers (of the table of `E`) the wallet sent, plus those it received from another wallet.
+async fn moves<E>(
     db: &impl ConnectionTrait,
     chain: Chain,
     wallet: Address,
-) -> Result<u64, QueryError> {
-    use erc20_transfer::Column as E;
-    let of_chain = || erc20_transfer::Entity::find().filter(E::ChainId.eq(chain.db_id()));
-    let sent = of_chain()
-        .filter(E::FromAddress.eq(wallet))
-        .count(db)
-        .await?;
+) -> Result<u64, QueryError>
+where
+    E: EntityTrait,
+    E::Column: TransferColumns,
+    E::Model: Sync,
+{
+    let of_chain = || E::find().filter(<E::Column as TransferColumns>::CHAIN.eq(chain.db_id()));
+    let (from, to) = (
+        <E::Column as TransferColumns>::FROM,
+        <E::Column as TransferColumns>::TO,
+    );
+    let sent = of_chain().filter(from.eq(wallet)).count(db).await?;
     let received = of_chain()
-        .filter(E::ToAddress.eq(wallet))
-        .filter(E::FromAddress.ne(wallet))
+        .filter(to.eq(wallet))
+        .filter(from.ne(wallet))
         .count(db)
         .await?;
     Ok(sent + received)
 }
 
-/// NFT transfers the wallet sent, plus those it received from another wallet.
-async fn nft_moves(
-    db: &impl ConnectionTrait,
-    chain: Chain,
-    wallet: Address,
-) -> Result<u64, QueryError> {
-    use nft_transfer::Column as N;
-    let of_chain = || nft_transfer::Entity::find().filter(N::ChainId.eq(chain.db_id()));
-    let sent = of_chain()
-        .filter(N::FromAddress.eq(wallet))
-        .count(db)
-        .await?;
-    let received = of_chain()
-        .filter(N::ToAddress.eq(wallet))
-        .filter(N::FromAddress.ne(wallet))
-        .count(db)
-        .await?;
-    Ok(sent + received)
-}
-
-/// The wallet's oldest (or `newest`) ERC20 transfer, sent or received.
-async fn erc20_mark(
+/// The wallet's oldest (or `newest`) transfer in the table of `E`, sent and received.
+async fn marks_of<E>(
     db: &impl ConnectionTrait,
     chain: Chain,
     wallet: Address,
     newest: bool,
-) -> Result<Vec<Mark>, QueryError> {
-    use erc20_transfer::Column as E;
+) -> Result<Vec<Mark>, QueryError>
+where
+    E: EntityTrait,
+    E::Column: TransferColumns,
+{
+    use TransferColumns as C;
     let mut out = Vec::new();
-    for side in [E::FromAddress, E::ToAddress] {
-        let mut q = erc20_transfer::Entity::find()
-            .filter(E::ChainId.eq(chain.db_id()))
+    for side in [<E::Column as C>::FROM, <E::Column as C>::TO] {
+        let (block, log) = (<E::Column as C>::BLOCK, <E::Column as C>::LOG);
+        let mut q = E::find()
+            .filter(<E::Column as C>::CHAIN.eq(chain.db_id()))
             .filter(side.eq(wallet))
             .select_only()
-            .columns([
-                E::BlockNumber,
-                E::LogIndex,
-                E::BlockTimestamp,
-                E::TransactionHash,
-            ]);
+            .columns([block, log, <E::Column as C>::TIME, <E::Column as C>::TX]);
         q = if newest {
-            q.order_by_desc(E::BlockNumber).order_by_desc(E::LogIndex)
+            q.order_by_desc(block).order_by_desc(log)
         } else {
-            q.order_by_asc(E::BlockNumber).order_by_asc(E::LogIndex)
-        };
-        out.extend(q.into_tuple::<Mark>().one(db).await?);
-    }
-    Ok(out)
-}
-
-/// The wallet's oldest (or `newest`) NFT transfer, sent or received.
-async fn nft_mark(
-    db: &impl ConnectionTrait,
-    chain: Chain,
-    wallet: Address,
-    newest: bool,
-) -> Result<Vec<Mark>, QueryError> {
-    use nft_transfer::Column as N;
-    let mut out = Vec::new();
-    for side in [N::FromAddress, N::ToAddress] {
-        let mut q = nft_transfer::Entity::find()
-            .filter(N::ChainId.eq(chain.db_id()))
-            .filter(side.eq(wallet))
-            .select_only()
-            .columns([
-                N::BlockNumber,
-                N::LogIndex,
-                N::BlockTimestamp,
-                N::TransactionHash,
-            ]);
-        q = if newest {
-            q.order_by_desc(N::BlockNumber).order_by_desc(N::LogIndex)
-        } else {
-            q.order_by_asc(N::BlockNumber).order_by_asc(N::LogIndex)
+            q.order_by_asc(block).order_by_asc(log)
         };
         out.extend(q.into_tuple::<Mark>().one(db).await?);
     }
