@@ -11,6 +11,7 @@
 //! JSON-RPC endpoint for the chain, [`DateToBlock::settled`] reads the missing headers it needs
 //! (a binary search between the two stored blocks: log2 of the gap reads) and answers exactly.
 
+use alloy::primitives::B256;
 use sea_orm::ConnectionTrait;
 
 use super::{ChainReadError, ChainReads, QueryError, QueryService};
@@ -80,6 +81,19 @@ impl QueryService {
     pub async fn latest_block(&self, chain: Chain) -> Result<Option<u64>, QueryError> {
         let state = crate::store::chain::state(&self.db, chain).await?;
         Ok(state.and_then(|s| s.indexed_block))
+    }
+
+    /// The number of the stored block with this hash; `None` when its header is not stored
+    /// (headers are kept for the blocks with transfers, so a block with an NFT or ERC20
+    /// transfer of the indexed range is always found).
+    pub async fn block_number_of(
+        &self,
+        chain: Chain,
+        hash: B256,
+    ) -> Result<Option<u64>, QueryError> {
+        Ok(blocks::by_hash(&self.db, chain, hash)
+            .await?
+            .map(|b| b.number))
     }
 
     /// The last block of `chain` stamped at or before `secs` (Unix seconds), exactly, from the

@@ -43,6 +43,9 @@ pub enum CursorKind {
     /// A collection's NFTs that have the traits asked for.
     #[serde(rename = "tnfts")]
     TraitNfts,
+    /// A collection's distinct holders.
+    #[serde(rename = "uowners")]
+    UniqueOwners,
 }
 
 /// The decoded content of a cursor. On the wire each field keeps the one-letter name the first

@@ -16,6 +16,7 @@
 //!   media worker; never waits on a fetch).
 
 mod answer;
+mod as_of;
 mod balances;
 mod blocks;
 pub mod chain_reads;
@@ -26,6 +27,7 @@ mod cursor;
 
 mod media;
 mod model;
+mod nft_lookups;
 mod nft_transfers;
 mod nfts;
 mod owners;
@@ -36,7 +38,9 @@ mod token_meta;
 mod traits;
 mod transfer_filter;
 mod transfers;
+mod triggers;
 mod walk;
+mod wallet_lookups;
 
 pub use answer::{keys_of, Answer, Include, Listing, Related, RelatedKeys, Relates};
 pub use blocks::DateToBlock;
@@ -44,11 +48,14 @@ pub use chain_reads::{ChainReadError, ChainReader, ChainReads, NativeAnswer};
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
+pub use nft_lookups::{CollectionStats, NftContract, Stated, TokenStats, UniqueOwnersQuery};
 pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
 pub use traits::{
     CollectionTraits, NftRarity, NftsByTraitsQuery, TraitCount, TraitFilter, TraitRarity,
     TraitedNft, TraitsPageQuery, TraitsQuery,
 };
+pub use triggers::{RefetchFrom, RefetchOutcome};
+pub use wallet_lookups::{Activity, ChainActivity, WalletStats};
 
 use sea_orm::{DatabaseConnection, DbErr};
 

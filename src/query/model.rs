@@ -16,6 +16,8 @@ pub struct NftQuery {
     /// Count the records matching the filters.
     pub with_total: bool,
     pub page_size: PageSize,
+    /// The holdings after this block (`to_block`, `atBlock`); `None`: now.
+    pub at_block: Option<u64>,
 }
 
 /// One NFT held by a wallet.
@@ -249,6 +251,8 @@ pub struct NftOwnersQuery {
     /// One token only; `None` for every token of the collection.
     pub token_id: Option<Uint256>,
     pub page_size: PageSize,
+    /// The holders after this block (`to_block`, `atBlock`); `None`: now.
+    pub at_block: Option<u64>,
 }
 
 /// Filters of `token_balances`: a wallet's ERC20 balances, from its transfer history.

@@ -7,6 +7,7 @@ use sea_orm::{
 };
 
 use super::answer::{Answer, Include};
+use super::as_of::{self, Holders};
 use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
 use super::walk::Walk;
@@ -21,13 +22,17 @@ use nft_holding::Column as H;
 impl NftQuery {
     /// The filters a cursor is bound to (not the page size, nor whether a total is counted).
     fn digest(&self) -> String {
-        query_digest(&format!(
+        let mut text = format!(
             "nft|{}|{}|{}|{}",
             self.chain.id(),
             self.owner,
             self.token_addresses.db_strings().join(","),
             self.exclude_spam
-        ))
+        );
+        if let Some(b) = self.at_block {
+            text.push_str(&format!("|at{b}"));
+        }
+        query_digest(&text)
     }
 
     fn filter(&self) -> Condition {
@@ -136,6 +141,9 @@ impl QueryService {
         after: Option<&str>,
     ) -> Result<Page<NftHolding>, QueryError> {
         let walk = Walk::<(Address, Uint256)>::begin(self, CursorKind::Nft, q.digest(), after)?;
+        if let Some(block) = q.at_block {
+            return self.nfts_by_wallet_at(q, walk, block).await;
+        }
         let keyset = walk.position().map(|&(c, t)| self.nft_keyset(c, t));
         let limit = q.page_size.get();
         let needs = q.needs();
@@ -167,6 +175,57 @@ impl QueryService {
 }
 
 impl QueryService {
+    /// The page of [`QueryService::nfts_by_wallet`] as of `block` ([`super::as_of`]): complete
+    /// once the wallet's (or every named collection's) history is and the indexer has stored
+    /// `block`; a block above the chain's head is refused.
+    async fn nfts_by_wallet_at(
+        &self,
+        q: &NftQuery,
+        walk: Walk<(Address, Uint256)>,
+        block: u64,
+    ) -> Result<Page<NftHolding>, QueryError> {
+        let needs = Needs {
+            up_to: Some(block),
+            as_of: true,
+            ..q.needs()
+        };
+        let snap = self.snapshot().await?;
+        let db = snap.db();
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
+        let incomplete = walk.incomplete(done.complete);
+        let mut rows = as_of::holdings_at(db, q.chain, Holders::Wallet(q.owner), block).await?;
+        if !q.token_addresses.is_empty() {
+            rows.retain(|r| q.token_addresses.iter().any(|a| *a == r.contract_address));
+        }
+        if q.exclude_spam {
+            let spam = as_of::spam_among(db, q.chain, &rows).await?;
+            rows.retain(|r| !spam.contains(&r.contract_address));
+        }
+        if incomplete {
+            rows = as_of::keep_certain(db, q.chain, rows, view.start_block).await?;
+        }
+        snap.close().await?;
+        rows.sort_by_key(|r| (r.contract_address, r.token_id));
+        let total = match (q.with_total, walk.counted()) {
+            (true, Some(t)) => Some(t),
+            (true, None) => Some(rows.len() as u64),
+            (false, _) => None,
+        };
+        if let Some(&position) = walk.position() {
+            rows.retain(|r| (r.contract_address, r.token_id) > position);
+        }
+        let limit = q.page_size.get();
+        rows.truncate(limit as usize + 1);
+        walk.counting(total).at(view.indexed_block).finish(
+            self,
+            rows,
+            limit,
+            incomplete,
+            done.status,
+            holding,
+        )
+    }
+
     /// The keyset condition of rows after a cursor's (contract, token id) position.
     fn nft_keyset(&self, contract: Address, token: Uint256) -> Condition {
         if Dialect::of(&self.db).row_keysets() {

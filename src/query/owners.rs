@@ -3,6 +3,7 @@
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use super::answer::{Answer, Include};
+use super::as_of::{self, Holders};
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::{certain_holdings, holding};
 use super::status::Needs;
@@ -15,12 +16,16 @@ use nft_holding::Column as H;
 
 impl NftOwnersQuery {
     fn digest(&self) -> String {
-        query_digest(&format!(
+        let mut text = format!(
             "owners|{}|{}|{}",
             self.chain.id(),
             self.contract,
             self.token_id.map_or(String::new(), |t| t.to_db()),
-        ))
+        );
+        if let Some(b) = self.at_block {
+            text.push_str(&format!("|at{b}"));
+        }
+        query_digest(&text)
     }
 
     fn filter(&self) -> Condition {
@@ -77,6 +82,9 @@ impl QueryService {
     ) -> Result<Page<NftHolding>, QueryError> {
         let kind = CursorKind::NftOwner;
         let walk = Walk::<(Uint256, Address)>::begin(self, kind, q.digest(), after_cursor)?;
+        if let Some(block) = q.at_block {
+            return self.nft_owners_at(q, walk, block).await;
+        }
         let keyset = walk.position().map(|&(t, o)| after(t, o));
         let needs = q.needs();
         // The page and the state it is judged by, as of one moment.
@@ -99,13 +107,49 @@ impl QueryService {
             .await?;
         snap.close().await?;
         walk.at(view.indexed_block)
-            .finish(self, rows, limit, incomplete, done.status, |r| {
-                let mut e = holding(r)?;
-                e.key = Key::new([
-                    KeyPart::Uint(e.node.token_id),
-                    KeyPart::Address(e.node.owner),
-                ]);
-                Ok(e)
-            })
+            .finish(self, rows, limit, incomplete, done.status, owner_edge)
     }
+
+    /// The page of [`QueryService::nft_owners`] as of `block` ([`super::as_of`]): complete once
+    /// the collection's history is and the indexer has stored `block`; a block above the
+    /// chain's head is refused.
+    async fn nft_owners_at(
+        &self,
+        q: &NftOwnersQuery,
+        walk: Walk<(Uint256, Address)>,
+        block: u64,
+    ) -> Result<Page<NftHolding>, QueryError> {
+        let needs = Needs {
+            up_to: Some(block),
+            as_of: true,
+            ..q.needs()
+        };
+        let snap = self.snapshot().await?;
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
+        let incomplete = walk.incomplete(done.complete);
+        let who = Holders::Collection(q.contract, q.token_id);
+        let mut rows = as_of::holdings_at(snap.db(), q.chain, who, block).await?;
+        if incomplete {
+            rows = as_of::keep_certain(snap.db(), q.chain, rows, view.start_block).await?;
+        }
+        snap.close().await?;
+        rows.sort_by_key(|r| (r.token_id, r.owner_address));
+        if let Some(&position) = walk.position() {
+            rows.retain(|r| (r.token_id, r.owner_address) > position);
+        }
+        let limit = q.page_size.get();
+        rows.truncate(limit as usize + 1);
+        walk.at(view.indexed_block)
+            .finish(self, rows, limit, incomplete, done.status, owner_edge)
+    }
+}
+
+/// A holding as a record, keyed by its (token id, owner) position.
+fn owner_edge(r: nft_holding::Model) -> Result<super::Edge<NftHolding>, QueryError> {
+    let mut e = holding(r)?;
+    e.key = Key::new([
+        KeyPart::Uint(e.node.token_id),
+        KeyPart::Address(e.node.owner),
+    ]);
+    Ok(e)
 }

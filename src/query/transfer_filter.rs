@@ -19,6 +19,10 @@ pub(super) trait TransferColumns: ColumnTrait + Copy {
     const BLOCK: Self;
     /// The block's time, Unix seconds.
     const TIME: Self;
+    /// The log's index in its block.
+    const LOG: Self;
+    /// The transaction's hash.
+    const TX: Self;
 }
 
 impl TransferColumns for erc20_transfer::Column {
@@ -28,6 +32,8 @@ impl TransferColumns for erc20_transfer::Column {
     const TO: Self = Self::ToAddress;
     const BLOCK: Self = Self::BlockNumber;
     const TIME: Self = Self::BlockTimestamp;
+    const LOG: Self = Self::LogIndex;
+    const TX: Self = Self::TransactionHash;
 }
 
 impl TransferColumns for nft_transfer::Column {
@@ -37,6 +43,8 @@ impl TransferColumns for nft_transfer::Column {
     const TO: Self = Self::ToAddress;
     const BLOCK: Self = Self::BlockNumber;
     const TIME: Self = Self::BlockTimestamp;
+    const LOG: Self = Self::LogIndex;
+    const TX: Self = Self::TransactionHash;
 }
 
 /// Which transfers a question selects.

@@ -62,7 +62,7 @@ pub enum ApiError {
     Missing(String),
     /// 501: the operation is not served here; the message says why.
     NotServed(String),
-    /// 405: the route exists but only answers this method (`GET`, or `POST`).
+    /// 405: the route exists but answers only this method (`GET`, `POST`, `PUT`).
     MethodNotAllowed(&'static str),
     /// 429: too many requests; retry after this many seconds.
     RateLimited {

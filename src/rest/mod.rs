@@ -25,6 +25,13 @@
 //! - `GET /nft/{address}/traits`, `…/traits/paginate`, `…/traits/resync` and `POST
 //!   /nft/{address}/nfts-by-traits` ([`traits`]): a collection's traits, counted from its
 //!   tokens' metadata, and the NFTs that have some.
+//! - `POST /nft/getMultipleNFTs`, `GET /nft/{address}/metadata`, `POST /nft/metadata`, `GET
+//!   /nft/{address}/stats` and `GET /nft/{address}/unique-owners` ([`nft_lookups`]): NFTs named
+//!   one by one, and collections' metadata, counts and holders.
+//! - `PUT /nft/{address}/sync` and `GET /nft/{address}/{token_id}/metadata/resync`
+//!   ([`triggers`]): fetch a collection's history, or a token's metadata, again.
+//! - `GET /wallets/{address}/stats` and `GET /wallets/{address}/chains` ([`wallet_lookups`]): a
+//!   wallet's counts and the chains it is active on.
 //! - Every other Moralis operation ([`operations`]): a `501` naming the reason ([`unserved`]).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
@@ -39,9 +46,11 @@ pub mod collection_nfts;
 pub mod collections;
 pub mod envelope;
 pub mod error;
+pub mod lookup_params;
 pub mod media;
 pub mod native;
 pub mod nft;
+pub mod nft_lookups;
 pub mod nft_transfers;
 pub mod normalized_metadata;
 pub mod openapi;
@@ -54,11 +63,13 @@ pub mod token_meta;
 pub mod token_transfers;
 pub mod traits;
 pub mod transfers;
+pub mod triggers;
 pub mod unserved;
 pub mod utils;
+pub mod wallet_lookups;
 
 use axum::middleware::map_response;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::Router;
 
 use crate::app::AppState;
@@ -70,9 +81,14 @@ pub(crate) async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed("GET")
 }
 
-/// Any method but `POST` on a route that answers `POST`: a JSON 405.
-async fn post_only() -> ApiError {
+/// Any method but `POST` on a `POST` route: a JSON 405.
+pub(crate) async fn post_only() -> ApiError {
     ApiError::MethodNotAllowed("POST")
+}
+
+/// Any method but `PUT` on a `PUT` route: a JSON 405.
+pub(crate) async fn put_only() -> ApiError {
+    ApiError::MethodNotAllowed("PUT")
 }
 
 /// The REST v2 routes, relative to the version prefix: the served ones, then a `501` for
@@ -139,10 +155,64 @@ fn traits() -> Router<AppState> {
         )
 }
 
+/// The routes of the collection, NFT and wallet lookups and of the two triggers.
+fn collection_lookups() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/nft/getMultipleNFTs",
+            post(nft_lookups::multiple_nfts).fallback(post_only),
+        )
+        .route(
+            "/nft/metadata",
+            post(nft_lookups::bulk_contract_metadata).fallback(post_only),
+        )
+        .route(
+            "/nft/{address}/metadata",
+            get(nft_lookups::contract_metadata).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/stats",
+            get(nft_lookups::collection_stats).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/{token_id}/stats",
+            get(nft_lookups::token_stats).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/unique-owners",
+            get(nft_lookups::unique_owners).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/{address}/sync",
+            put(triggers::sync_collection).fallback(put_only),
+        )
+        .route(
+            "/nft/{address}/{token_id}/metadata/resync",
+            get(triggers::resync_metadata).fallback(method_not_allowed),
+        )
+        .route(
+            "/wallets/{address}/stats",
+            get(wallet_lookups::wallet_stats).fallback(method_not_allowed),
+        )
+        .route(
+            "/nft/transfers",
+            get(nft_transfers::all_nft_transfers).fallback(method_not_allowed),
+        )
+        .route(
+            "/block/{block_number_or_hash}/nft/transfers",
+            get(nft_transfers::block_nft_transfers).fallback(method_not_allowed),
+        )
+        .route(
+            "/wallets/{address}/chains",
+            get(wallet_lookups::wallet_active_chains).fallback(method_not_allowed),
+        )
+}
+
 /// The served routes.
 fn served() -> Router<AppState> {
     lookups()
         .merge(traits())
+        .merge(collection_lookups())
         .route(
             "/{address}/nft",
             get(nft::wallet_nfts).fallback(method_not_allowed),

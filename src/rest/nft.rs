@@ -186,6 +186,17 @@ impl NftRecord {
     }
 }
 
+/// The record of one of a collection's NFTs, outside a page (`getMultipleNFTs`).
+pub(super) fn collection_record(
+    n: &CollectionNft,
+    chain: Chain,
+    related: &Related,
+    base: &str,
+    shape: &NftShape,
+) -> NftRecord {
+    NftRecord::new(Held::from(n), chain, related, base, shape)
+}
+
 /// A path segment axum could not decode (not UTF-8 after percent-decoding).
 pub(super) fn path_rejection(param: &'static str, r: PathRejection) -> ApiError {
     match r {

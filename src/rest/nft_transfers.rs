@@ -3,13 +3,18 @@
 //! - `GET /{address}/nft/transfers` (`getWalletNFTTransfers`): the NFTs a wallet sent or
 //!   received, optionally of some collections only;
 //! - `GET /nft/{address}/transfers` (`getNFTContractTransfers`): every move of one collection;
-//! - `GET /nft/{address}/{token_id}/transfers` (`getNFTTransfers`): every move of one token.
+//! - `GET /nft/{address}/{token_id}/transfers` (`getNFTTransfers`): every move of one token;
+//! - `GET /nft/transfers` (`getNFTTransfersFromToBlock`): every collection's moves, in a block or
+//!   date range;
+//! - `GET /block/{block_number_or_hash}/nft/transfers` (`getNFTTransfersByBlock`): the moves of
+//!   one block.
 //!
 //! One record per NFT move: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of a
 //! `TransferBatch` (a batch of n ids is n records, in batch order). Both take block or date
 //! bounds (the block wins), `order=ASC|DESC` and `format`. `status` follows API.md: a wallet's
 //! route needs the wallet's whole history (or every named collection's), a collection's route
-//! the collection's. A page costs three statements: the page, its collections, its labels.
+//! the collection's, the routes over every collection the chain's (or, for blocks from the live
+//! start block on, none). A page costs three statements: the page, its collections, its labels.
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery};
@@ -18,6 +23,7 @@ use utoipa::ToSchema;
 
 use super::envelope::NftTransferCollection;
 use super::error::ApiError;
+use super::lookup_params::{block_ref, BlockRef};
 use super::nft::path_rejection;
 use super::params::NftTransferParams;
 use super::transfers::TRANSFER_ROWS;
@@ -253,4 +259,71 @@ pub(super) async fn token_nft_transfers(
     let Path((address, token_id)) = path.map_err(|r| path_rejection("address", r))?;
     let (params, token) = NftTransferParams::parse_token(&address, &token_id, raw.as_deref())?;
     answer(&service, &params, Some(token)).await
+}
+
+/// The handler of `GET /nft/transfers`.
+#[utoipa::path(
+    get,
+    path = "/nft/transfers",
+    operation_id = "getNFTTransfersFromToBlock",
+    tag = "NFT",
+    summary = "Get NFT transfers by block range",
+    description = concat!("Every collection's moves, within the block or date bounds.\n\n", moves_and_order!(), "\n\n\
+`status` is `SYNCED` when the whole range is indexed: from the live start block on, once the \
+indexer has stored the range's last block; before it, only once the chain's whole history is \
+stored (`SYNCING` otherwise)."),
+    params(super::spec::CollectionNftTransfers),
+    responses(
+        (status = 200, description = "A page of NFT moves.", body = NftTransferCollection<NftTransferRecord>),
+    ),
+)]
+pub(super) async fn all_nft_transfers(
+    Reader(service): Reader,
+    RawQuery(raw): RawQuery,
+) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
+    let params = NftTransferParams::parse_all(raw.as_deref())?;
+    answer(&service, &params, None).await
+}
+
+/// The handler of `GET /block/{block_number_or_hash}/nft/transfers`.
+#[utoipa::path(
+    get,
+    path = "/block/{block_number_or_hash}/nft/transfers",
+    operation_id = "getNFTTransfersByBlock",
+    tag = "NFT",
+    summary = "Get NFT transfers by block",
+    description = concat!("The moves of one block, named by number or hash.\n\n", moves_and_order!(), "\n\n\
+A hash must be of a stored block: tokenql stores the header of every block with a transfer, so \
+a hash it does not know is a 404. `status` is `SYNCED` once the indexer has stored the block \
+(and, before the live start block, once the chain's whole history is stored)."),
+    params(
+        ("block_number_or_hash" = String, Path, description = "The block: its number (decimal digits) or its hash (`0x` and 64 hex digits)."),
+        super::spec::BlockNftTransfers,
+    ),
+    responses(
+        (status = 200, description = "A page of the block's NFT moves.", body = NftTransferCollection<NftTransferRecord>),
+    ),
+)]
+pub(super) async fn block_nft_transfers(
+    Reader(service): Reader,
+    block: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> Result<NftTransferCollection<NftTransferRecord>, ApiError> {
+    let Path(block) = block.map_err(|r| path_rejection("block_number_or_hash", r))?;
+    let named = block_ref(&block)?;
+    let params = NftTransferParams::parse_block(raw.as_deref())?;
+    let number = match named {
+        BlockRef::Number(n) => n,
+        BlockRef::Hash(h) => service
+            .block_number_of(params.query.chain, h)
+            .await
+            .map_err(|e| ApiError::from_query("block_number_of", e))?
+            .ok_or_else(|| {
+                ApiError::Missing(format!(
+                    "block {block} not found: no stored block has this hash (tokenql stores the \
+                     blocks with transfers, up to the indexed head)"
+                ))
+            })?,
+    };
+    answer(&service, &params.in_block(number), None).await
 }

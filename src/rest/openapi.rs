@@ -106,6 +106,8 @@ the server log).";
         super::collection_nfts::collection_nfts,
         super::collection_nfts::nft_metadata,
         super::nft_transfers::token_nft_transfers,
+        super::nft_transfers::all_nft_transfers,
+        super::nft_transfers::block_nft_transfers,
         super::blocks::latest_block_number,
         super::blocks::date_to_block,
         super::utils::web3_version,
@@ -118,6 +120,16 @@ the server log).";
         super::traits::collection_traits_page,
         super::traits::resync_traits,
         super::traits::nfts_by_traits,
+        super::nft_lookups::multiple_nfts,
+        super::nft_lookups::contract_metadata,
+        super::nft_lookups::bulk_contract_metadata,
+        super::nft_lookups::collection_stats,
+        super::nft_lookups::token_stats,
+        super::nft_lookups::unique_owners,
+        super::triggers::sync_collection,
+        super::triggers::resync_metadata,
+        super::wallet_lookups::wallet_stats,
+        super::wallet_lookups::wallet_active_chains,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),
@@ -126,6 +138,7 @@ the server log).";
         (name = "Token", description = "ERC20 token transfers."),
         (name = "Block", description = "Blocks: the indexed head, and the block at a date."),
         (name = "Balance", description = "Native balances, read from the chain's JSON-RPC endpoint."),
+        (name = "Wallet", description = "A wallet's counts and the chains it is active on."),
         (name = "Utils", description = "The server's version and the operations it serves."),
     ),
     modifiers(&Finish),
@@ -149,7 +162,8 @@ const ERRORS: &[(&str, &str)] = &[
     (
         "404",
         "No such route (for example a path segment that is empty or holds a `/`), or, on the \
-         block lookups, no answer in the indexed data (the message says why).",
+         lookups, no answer in the indexed data: an NFT, collection or block it cannot name (the \
+         message says why).",
     ),
     (
         "429",
@@ -226,7 +240,10 @@ impl Modify for Finish {
             ))),
         );
         for (path, item) in doc.paths.paths.iter_mut() {
-            if let Some(op) = item.post.as_mut() {
+            for op in [item.post.as_mut(), item.put.as_mut()]
+                .into_iter()
+                .flatten()
+            {
                 add_errors(op);
             }
             let Some(op) = item.get.as_mut() else {

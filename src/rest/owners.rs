@@ -54,7 +54,7 @@ collection that is not starts fetching it, and answers `SYNCING` with only the h
 partial history cannot have made up.",
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
-        super::spec::NftLists,
+        super::spec::NftOwners,
     ),
     responses(
         (status = 200, description = "A page of the collection's holders.", body = NftEnvelope<NftRecord>),
@@ -85,7 +85,7 @@ ordered by owner; pass `cursor` to get the next page.\n\n\
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
         ("token_id" = String, Path, description = "The token id: decimal digits, or `0x` and hex digits; at most 2^256-1."),
-        super::spec::NftLists,
+        super::spec::NftOwners,
     ),
     responses(
         (status = 200, description = "A page of the token's holders.", body = NftEnvelope<NftRecord>),

@@ -254,6 +254,7 @@ impl NftParams {
             exclude_spam: p.boolean("exclude_spam")?,
             with_total: !p.boolean("disable_total")?,
             page_size: p.page_size()?,
+            at_block: p.block("to_block")?.map(|b| b.0),
         };
         let shape = NftShape::parse(&p)?;
         Ok(Self {
@@ -328,7 +329,7 @@ impl OwnersParams {
         token_id: Option<&str>,
         raw: Option<&str>,
     ) -> Result<Self, ApiError> {
-        let p = RawParams::read(spec::NFT_LISTS, raw);
+        let p = RawParams::read(spec::NFT_OWNERS, raw);
         let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         let token_id = token_id
             .map(|t| Uint256::parse(t).map_err(|e| ApiError::parse("token_id", e)))
@@ -339,6 +340,7 @@ impl OwnersParams {
                 contract,
                 token_id,
                 page_size: p.page_size()?,
+                at_block: p.block("to_block")?.map(|b| b.0),
             },
             cursor: p.cursor()?,
             shape: NftShape::parse(&p)?,
@@ -546,6 +548,38 @@ impl NftTransferParams {
         Ok((Self::parse_collection(address, raw)?, token))
     }
 
+    /// Parses `GET /nft/transfers`: every collection's moves.
+    pub fn parse_all(raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::read(spec::COLLECTION_NFT_TRANSFERS, raw);
+        Self::parse_rest(&p, None, AddressList::default())
+    }
+
+    /// Parses `GET /block/{block_number_or_hash}/nft/transfers` but its block, which the caller
+    /// sets ([`NftTransferParams::in_block`]) once it has resolved the path's number or hash.
+    pub fn parse_block(raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::read(spec::BLOCK_NFT_TRANSFERS, raw);
+        Ok(Self {
+            query: NftTransferQuery {
+                chain: p.chain()?,
+                wallet: None,
+                contracts: AddressList::default(),
+                blocks: BlockRange::default(),
+                dates: DateRange::default(),
+                order: p.order()?,
+                page_size: p.page_size()?,
+            },
+            cursor: p.cursor()?,
+            format: p.scalar("format", TokenIdFormat::Decimal, TokenIdFormat::parse)?,
+        })
+    }
+
+    /// The same question, of block `number` only.
+    pub fn in_block(mut self, number: u64) -> Self {
+        let b = Some(BlockNumber(number));
+        self.query.blocks = BlockRange { from: b, to: b };
+        self
+    }
+
     /// What both routes share: blocks or dates, `order`, `limit`, `cursor`, `format`.
     fn parse_rest(
         p: &RawParams,
@@ -603,6 +637,52 @@ impl RawParams {
             if !out.contains(&a) {
                 out.push(a);
             }
+        }
+        Ok(out)
+    }
+}
+
+impl RawParams {
+    /// A [`Kind::Choice`] parameter: one of its words (any letter case), as the table writes
+    /// it; its table gives the default.
+    pub fn choice(&self, name: &'static str) -> Result<&'static str, ApiError> {
+        let Kind::Choice { values, default } = self.spec(name)?.kind else {
+            return Err(ApiError::Internal {
+                context: "query parameters",
+                detail: format!("{name} is not a choice"),
+            });
+        };
+        match self.single(name)? {
+            None => Ok(default),
+            Some(v) => values
+                .iter()
+                .find(|w| w.eq_ignore_ascii_case(v))
+                .copied()
+                .ok_or_else(|| {
+                    ApiError::bad(name, format!("'{v}' is not one of {}", values.join(", ")))
+                }),
+        }
+    }
+
+    /// A [`Kind::Chains`] parameter: the chains named, in request order, each once; empty
+    /// when left out.
+    pub fn chains(&self, name: &'static str) -> Result<Vec<Chain>, ApiError> {
+        let mut out: Vec<Chain> = Vec::new();
+        for item in self.list(name)? {
+            let chain = Chain::parse(item).map_err(|e| ApiError::parse(name, e))?;
+            if !out.contains(&chain) {
+                out.push(chain);
+            }
+        }
+        if out.len() > spec::MAX_CHAINS {
+            return Err(ApiError::bad(
+                name,
+                format!(
+                    "{} chains given; at most {} are allowed",
+                    out.len(),
+                    spec::MAX_CHAINS
+                ),
+            ));
         }
         Ok(out)
     }

@@ -24,6 +24,9 @@ pub const MAX_CURSOR_LEN: usize = 4096;
 /// Most entries a batch lookup takes (`addresses`, `symbols`, `wallet_addresses`).
 pub const MAX_BATCH: usize = 25;
 
+/// Most chains a `chains` list takes.
+pub const MAX_CHAINS: usize = 64;
+
 /// What a query parameter holds, and so how it is parsed and described.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -57,6 +60,15 @@ pub enum Kind {
     AddressBatch,
     /// A required list of 1 to [`MAX_BATCH`] texts.
     TextBatch,
+    /// One of a few words (any letter case), `default` when left out.
+    Choice {
+        /// The words, as the document lists them.
+        values: &'static [&'static str],
+        /// The value when the parameter is left out.
+        default: &'static str,
+    },
+    /// An optional list of chains (names or hex ids), each once.
+    Chains,
 }
 
 impl Kind {
@@ -125,6 +137,11 @@ impl ParamSpec {
             Kind::Addresses => list_schema(component::<AddressSchema>(), None, MAX_LIST_LEN),
             Kind::AddressBatch => list_schema(component::<AddressSchema>(), Some(1), MAX_BATCH),
             Kind::TextBatch => list_schema(text().into(), Some(1), MAX_BATCH),
+            Kind::Choice { values, default } => text()
+                .enum_values(Some(values.iter().copied()))
+                .default(Some(serde_json::json!(default)))
+                .into(),
+            Kind::Chains => list_schema(component::<ChainList>(), None, MAX_CHAINS),
         }
     }
 
@@ -137,7 +154,7 @@ impl ParamSpec {
         };
         let list = matches!(
             self.kind,
-            Kind::Addresses | Kind::AddressBatch | Kind::TextBatch
+            Kind::Addresses | Kind::AddressBatch | Kind::TextBatch | Kind::Chains
         );
         let example = match self.kind {
             Kind::Instant { example } => Some(serde_json::json!(example)),
@@ -186,9 +203,10 @@ route_specs! {
     WalletNftTransfers => WALLET_NFT_TRANSFERS,
     /// `GET /nft/{address}/transfers`.
     CollectionNftTransfers => COLLECTION_NFT_TRANSFERS,
-    /// `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`, `GET /nft/{address}`,
-    /// `POST /nft/{address}/nfts-by-traits`.
+    /// `GET /nft/{address}`, `GET /nft/{address}/{token_id}`, `POST /nft/{address}/nfts-by-traits`.
     NftLists => NFT_LISTS,
+    /// `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`.
+    NftOwners => NFT_OWNERS,
     /// `GET /{address}/nft/collections`.
     WalletCollections => WALLET_COLLECTIONS,
     /// `GET /{address}/erc20`.
@@ -207,6 +225,16 @@ route_specs! {
     Traits => TRAITS,
     /// `GET /nft/{address}/traits/paginate`.
     TraitsPage => TRAITS_PAGE,
+    /// The lookups that read only `chain`.
+    ChainOnly => CHAIN_ONLY,
+    /// `GET /nft/{address}/unique-owners`.
+    UniqueOwners => UNIQUE_OWNERS,
+    /// `GET /nft/{address}/{token_id}/metadata/resync`.
+    ResyncMetadata => RESYNC_METADATA,
+    /// `GET /wallets/{address}/chains`.
+    WalletChains => WALLET_CHAINS,
+    /// `GET /block/{block_number_or_hash}/nft/transfers`.
+    BlockNftTransfers => BLOCK_NFT_TRANSFERS,
 }
 
 /// Every route's table, for the checks that the tables are sound.
@@ -218,6 +246,7 @@ pub const ALL: &[&[ParamSpec]] = &[
     WALLET_NFT_TRANSFERS,
     COLLECTION_NFT_TRANSFERS,
     NFT_LISTS,
+    NFT_OWNERS,
     WALLET_COLLECTIONS,
     WALLET_BALANCES,
     DATE_TO_BLOCK,
@@ -227,6 +256,11 @@ pub const ALL: &[&[ParamSpec]] = &[
     NATIVE_BALANCES,
     TRAITS,
     TRAITS_PAGE,
+    CHAIN_ONLY,
+    UNIQUE_OWNERS,
+    RESYNC_METADATA,
+    WALLET_CHAINS,
+    BLOCK_NFT_TRANSFERS,
 ];
 
 #[cfg(test)]

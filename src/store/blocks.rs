@@ -60,6 +60,17 @@ pub async fn next_after<C: ConnectionTrait>(
     one(db, chain, Some(after), Order::Asc).await
 }
 
+/// The stored block of `chain` with this hash, if its header is stored (a block that was
+/// reorganized away is not).
+pub async fn by_hash<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    hash: B256,
+) -> Result<Option<StoredBlock>, DbErr> {
+    let filter = block::Column::Hash.eq(crate::types::hex::lower0x(hash.as_slice()));
+    one(db, chain, Some(filter), Order::Asc).await
+}
+
 /// The lowest-numbered stored block of `chain`.
 pub async fn first<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<Option<StoredBlock>, DbErr> {
     one(db, chain, None, Order::Asc).await

@@ -228,7 +228,7 @@ async fn replace_rows<C: ConnectionTrait>(
 /// Replays one token's transfers in order: owner -> (amount, block of latest acquisition), and
 /// the token's standard. Balances saturate at zero where history before the indexed range is
 /// missing.
-fn replay(moves: &[nft_transfer::Model]) -> (BTreeMap<Address, (Uint256, i64)>, TokenStandard) {
+pub fn replay(moves: &[nft_transfer::Model]) -> (BTreeMap<Address, (Uint256, i64)>, TokenStandard) {
     let mut holders: BTreeMap<Address, (Uint256, i64)> = BTreeMap::new();
     let mut kind = TokenStandard::Erc721;
     for m in moves {

@@ -48,6 +48,11 @@ pub mod settings;
 pub mod token_meta;
 mod write;
 
+/// Replays one token's moves in chain order into its holders (owner -> amount, block of the
+/// latest acquisition) and standard: the rule the holdings table is kept by, for answers as of
+/// a past block.
+pub use derive::replay as replay_moves;
+
 pub use write::{
     mark_history_complete, set_checkpoint, set_head, write_batch, Batch, BlockHeader, Checkpoint,
     StoreError,

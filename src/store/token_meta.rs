@@ -224,9 +224,10 @@ pub async fn record_fetch<C: ConnectionTrait>(
     Ok(())
 }
 
-/// Makes every token of `contract` that has a URI due for a metadata refetch at `now` (a fetch
-/// under way loses its lease and is done again); returns how many tokens were queued. Tokens
-/// whose URI is not read yet are fetched once it is.
+/// Makes every token of `contract` that has a URI due for a metadata refetch at `now`, its
+/// failures forgotten (a fetch under way loses its lease and is done again, as with
+/// [`request_refetch`]); returns how many tokens were queued. Tokens whose URI is not read yet
+/// are fetched once it is.
 pub async fn refetch_collection<C: ConnectionTrait>(
     db: &C,
     chain: Chain,
@@ -235,10 +236,86 @@ pub async fn refetch_collection<C: ConnectionTrait>(
 ) -> Result<u64, DbErr> {
     let done = nft_token::Entity::update_many()
         .col_expr(T::MetadataNextAt, Expr::value(now))
+        .col_expr(T::MetadataAttempts, Expr::value(0))
         .filter(T::ChainId.eq(chain.db_id()))
         .filter(T::ContractAddress.eq(contract))
         .filter(T::TokenUri.is_not_null())
         .exec(db)
         .await?;
     Ok(done.rows_affected)
+}
+
+/// Asks for a token's metadata to be fetched again (`reread_uri`: its token URI read from the
+/// chain first): due at once, its failures forgotten. A fetch under way when asked is
+/// discarded (its lease no longer matches) and the token is claimed again. `false`: no such
+/// token is stored.
+pub async fn request_refetch<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    contract: Address,
+    token_id: Uint256,
+    reread_uri: bool,
+    now: i64,
+) -> Result<bool, DbErr> {
+    let mut update = nft_token::Entity::update_many()
+        .col_expr(T::MetadataAttempts, Expr::value(0))
+        .filter(T::ChainId.eq(chain.db_id()))
+        .filter(T::ContractAddress.eq(contract))
+        .filter(T::TokenId.eq(token_id));
+    update = if reread_uri {
+        // Due again once the URI is read ([`record_uri`]).
+        update
+            .col_expr(T::LastTokenUriSync, Expr::value(None::<i64>))
+            .col_expr(T::MetadataNextAt, Expr::value(None::<i64>))
+    } else {
+        update.col_expr(T::MetadataNextAt, Expr::value(now))
+    };
+    Ok(update.exec(db).await?.rows_affected > 0)
+}
+
+/// Where a refetch asked at `since` ([`request_refetch`]) stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refetch {
+    /// Not done yet.
+    Pending,
+    /// The document was fetched and stored.
+    Fetched,
+    /// The fetch failed (it is retried on the usual schedule).
+    Failed,
+    /// The token URI was read again and the token has none: there is nothing to fetch.
+    NoUri,
+    /// The token is no longer stored (a reorg removed it).
+    Gone,
+}
+
+/// Where the refetch of a token asked at `since` stands.
+pub async fn refetch_state<C: ConnectionTrait>(
+    db: &C,
+    chain: Chain,
+    contract: Address,
+    token_id: Uint256,
+    since: i64,
+) -> Result<Refetch, DbErr> {
+    type Row = (Option<i64>, Option<i64>, Option<String>, i32);
+    let row: Option<Row> = nft_token::Entity::find()
+        .select_only()
+        .columns([
+            T::LastMetadataSync,
+            T::LastTokenUriSync,
+            T::TokenUri,
+            T::MetadataAttempts,
+        ])
+        .filter(T::ChainId.eq(chain.db_id()))
+        .filter(T::ContractAddress.eq(contract))
+        .filter(T::TokenId.eq(token_id))
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(match row {
+        None => Refetch::Gone,
+        Some((Some(fetched), ..)) if fetched >= since => Refetch::Fetched,
+        Some((_, _, _, attempts)) if attempts > 0 => Refetch::Failed,
+        Some((_, Some(read), None, _)) if read >= since => Refetch::NoUri,
+        Some(_) => Refetch::Pending,
+    })
 }

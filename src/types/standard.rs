@@ -37,6 +37,11 @@ impl TokenStandard {
         .ok_or_else(|| ParseError::new(format!("'{s}' is not ERC20, ERC721 or ERC1155")))
     }
 
+    /// Whether it is an NFT standard (ERC721 or ERC1155).
+    pub fn is_nft(self) -> bool {
+        self != TokenStandard::Erc20
+    }
+
     /// Whether each id may have many holders with balances (ERC1155).
     pub fn is_multi_token(self) -> bool {
         self == TokenStandard::Erc1155

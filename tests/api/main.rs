@@ -23,5 +23,6 @@ mod lists;
 mod moralis_lookups;
 mod openapi_doc;
 mod playground_browser;
+mod point_in_time;
 mod rest_inprocess;
 mod sdk_clients;

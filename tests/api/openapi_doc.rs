@@ -15,6 +15,8 @@ use migration::MigratorTrait;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
+use tokenql::rest::operations::{Support, OPERATIONS};
+
 use crate::support::validator;
 use validator::{resolve_ref, validate};
 
@@ -34,7 +36,6 @@ const WALLET_NFT_TRANSFERS: &str = "/{address}/nft/transfers";
 const COLLECTION_NFT_TRANSFERS: &str = "/nft/{address}/transfers";
 const OWNERS: &str = "/nft/{address}/owners";
 const TOKEN_OWNERS: &str = "/nft/{address}/{token_id}/owners";
-const ONE_NFT: &str = "/nft/{address}/{token_id}";
 const TOKEN_NFT_TRANSFERS: &str = "/nft/{address}/{token_id}/transfers";
 const COLLECTIONS: &str = "/{address}/nft/collections";
 const LATEST_BLOCK: &str = "/latestBlockNumber/{chain}";
@@ -50,6 +51,11 @@ const TRAITS_PAGE: &str = "/nft/{address}/traits/paginate";
 const TRAITS_RESYNC: &str = "/nft/{address}/traits/resync";
 /// The one `POST` route.
 const NFTS_BY_TRAITS: &str = "/nft/{address}/nfts-by-traits";
+const COLLECTION_STATS: &str = "/nft/{address}/stats";
+const COLLECTION_METADATA: &str = "/nft/{address}/metadata";
+const UNIQUE_OWNERS: &str = "/nft/{address}/unique-owners";
+const WALLET_STATS: &str = "/wallets/{address}/stats";
+const WALLET_CHAINS: &str = "/wallets/{address}/chains";
 /// The timestamp of a block of the demo (20000010): `dateToBlock` answers it exactly.
 const DEMO_BLOCK_TIME: u64 = 1_717_281_527;
 /// Every `GET` route, as the document names it.
@@ -141,78 +147,48 @@ fn is_a_complete_openapi_3_1_document() {
     );
     assert_eq!(doc["security"], json!([{ "ApiKeyAuth": [] }]));
 
-    let paths = doc["paths"].as_object().expect("paths");
-    assert_eq!(
-        paths.keys().map(String::as_str).collect::<Vec<_>>(),
-        [
-            DATE_TO_BLOCK,
-            TOKEN_METADATA,
-            TOKEN_SYMBOLS,
-            TRANSFERS,
-            TOKEN_TRANSFERS,
-            WEIGHTS,
-            LATEST_BLOCK,
-            CONTRACT_NFTS,
-            NFTS_BY_TRAITS,
-            OWNERS,
-            TRAITS,
-            TRAITS_PAGE,
-            TRAITS_RESYNC,
-            COLLECTION_NFT_TRANSFERS,
-            ONE_NFT,
-            TOKEN_OWNERS,
-            TOKEN_NFT_TRANSFERS,
-            NATIVE_MANY,
-            VERSION,
-            NATIVE,
-            BALANCES,
-            WALLET_TRANSFERS,
-            NFT,
-            COLLECTIONS,
-            WALLET_NFT_TRANSFERS
-        ]
-    );
-    for (path, id) in [
-        (NFT, "getWalletNFTs"),
-        (TRANSFERS, "getErc20Transfers"),
-        (WALLET_TRANSFERS, "getWalletTokenTransfers"),
-        (TOKEN_TRANSFERS, "getTokenTransfers"),
-        (WALLET_NFT_TRANSFERS, "getWalletNFTTransfers"),
-        (COLLECTION_NFT_TRANSFERS, "getNFTContractTransfers"),
-        (OWNERS, "getNFTOwners"),
-        (TOKEN_OWNERS, "getNFTTokenIdOwners"),
-        (COLLECTIONS, "getWalletNFTCollections"),
-        (BALANCES, "getWalletTokenBalances"),
-        (CONTRACT_NFTS, "getContractNFTs"),
-        (LATEST_BLOCK, "getLatestBlockNumber"),
-        (DATE_TO_BLOCK, "getDateToBlock"),
-        (VERSION, "web3ApiVersion"),
-        (WEIGHTS, "endpointWeights"),
-        (NATIVE, "getNativeBalance"),
-        (NATIVE_MANY, "getNativeBalancesForAddresses"),
-        (TOKEN_METADATA, "getTokenMetadata"),
-        (TOKEN_SYMBOLS, "getTokenMetadataBySymbol"),
-        (ONE_NFT, "getNFTMetadata"),
-        (TOKEN_NFT_TRANSFERS, "getNFTTransfers"),
-        (TRAITS, "getNFTTraitsByCollection"),
-        (TRAITS_PAGE, "getNFTTraitsByCollectionPaginate"),
-        (TRAITS_RESYNC, "resyncNFTRarity"),
-        (NFTS_BY_TRAITS, "getNFTByContractTraits"),
-    ] {
-        let method = if path == NFTS_BY_TRAITS {
-            "post"
-        } else {
-            "get"
-        };
-        let op = &doc["paths"][path][method];
-        assert_eq!(op["operationId"], id);
+    // Every served operation is documented at its path and method, and nothing else is.
+    let mut want: Vec<(String, String, &str)> = OPERATIONS
+        .iter()
+        .filter(|op| op.support == Support::Served)
+        .map(|op| (op.path.to_string(), op.method.to_lowercase(), op.id))
+        .collect();
+    want.sort();
+    let mut got: Vec<(String, String, &str)> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(_, op)| op.is_object() && op.get("operationId").is_some())
+                .map(|(method, op)| {
+                    let id = op["operationId"].as_str().unwrap_or_default();
+                    (path.clone(), method.clone(), id)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    for (path, method, id) in &want {
+        let path = path.as_str();
+        let op = &doc["paths"][path][method.as_str()];
+        assert_eq!(op["operationId"], *id);
         assert!(op["description"].as_str().is_some_and(|d| !d.is_empty()));
-        let ok = if path == TRAITS_RESYNC { "202" } else { "200" };
-        for status in [ok, "400", "401", "404", "429", "500", "503"] {
+        let success = ["200", "201", "202"]
+            .into_iter()
+            .find(|s| op["responses"][*s].is_object());
+        assert!(success.is_some(), "{path}: no success answer documented");
+        for status in ["400", "401", "404", "429", "500", "503"]
+            .into_iter()
+            .chain(success)
+        {
             let r = &op["responses"][status];
             assert!(r.is_object(), "{path}: no {status} answer documented");
             let schema = &r["content"]["application/json"]["schema"];
-            if status != ok {
+            if !status.starts_with('2') {
                 assert_eq!(
                     schema["$ref"], "#/components/schemas/error",
                     "{path} {status}"
@@ -716,6 +692,13 @@ async fn live_answers_validate_against_the_documented_schemas() {
         (TOKEN_SYMBOLS, "/erc20/metadata/symbols?symbols[]=USDT&symbols[]=DAI".to_string()),
         (TRAITS, format!("/nft/{NFT_COLLECTION}/traits")),
         (TRAITS_PAGE, format!("/nft/{NFT_COLLECTION}/traits/paginate?limit=2&order=ASC")),
+        (TOKEN_NFT_TRANSFERS, format!("/nft/{NFT_COLLECTION}/1/transfers")),
+        (COLLECTION_STATS, format!("/nft/{NFT_COLLECTION}/stats")),
+        ("/nft/{address}/{token_id}/stats", format!("/nft/{NFT_COLLECTION}/1/stats")),
+        (COLLECTION_METADATA, format!("/nft/{NFT_COLLECTION}/metadata?chain=0x1")),
+        (UNIQUE_OWNERS, format!("/nft/{NFT_COLLECTION}/unique-owners?limit=2")),
+        (WALLET_STATS, format!("/wallets/{COLLECTOR}/stats")),
+        (WALLET_CHAINS, format!("/wallets/{COLLECTOR}/chains?chains=eth")),
     ];
     for (path, q) in &v2_2_queries {
         let mut uri = format!("/api/v2.2{q}");

@@ -115,7 +115,9 @@ async function main(Moralis, packages) {
         throw new Error(`Moralis.EvmApi.${call.op} does not exist in this SDK`);
       }
       let response = await api[method](call.params);
-      for (;;) {
+      // A nullable operation (getNFTContractMetadata) answers `null` for the server's 404.
+      if (response === null) out.pages.push({ raw: null, result: null, hasNext: false });
+      while (response !== null) {
         // A call that is not paged (getWalletTokenBalances: a bare array) has no hasNext().
         const paged = typeof response.hasNext === 'function';
         const page = { raw: plain(response.toJSON()), result: null, hasNext: paged && response.hasNext() };

@@ -10,6 +10,7 @@ use super::collection_nfts::{self, CollectionNft};
 use super::collection_traits::NftTrait;
 use super::nft::{self, Nft};
 use super::nft_transfer::{self, NftTransfer};
+use super::stats::{self, CollectionHolder};
 use crate::graphql::args;
 use crate::graphql::connection::{nested_page_cost, Connection};
 use crate::graphql::enums::{ContractType, Order, TokenIdFormat};
@@ -109,6 +110,27 @@ impl NftCollection {
         Ok(self.contract().await?.is_some_and(|c| c.verified))
     }
 
+    /// How many of its token ids someone holds, how many wallets hold them, and how many
+    /// transfers it has had (`getNFTCollectionStats`).
+    async fn stats(&self, ctx: &Context<'_>) -> Result<stats::NftCollectionStats, GqlError> {
+        stats::collection(ctx, self.chain, self.address).await
+    }
+
+    /// The distinct wallets holding at least one of its tokens, by address
+    /// (`getUniqueOwnersByCollection`). `SYNCED` once the collection's whole history is
+    /// indexed; before, the first request schedules it, and only holders of tokens partial
+    /// history cannot have made up are shown.
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    async fn unique_owners(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many wallets per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+    ) -> Result<Connection<CollectionHolder>, GqlError> {
+        stats::unique_owners(ctx, self.chain, self.address, first, after).await
+    }
+
     /// The collection's tokens that someone holds, by token id, each with its holder (when
     /// one) and the amount held. `SYNCED` once the collection's whole history is indexed;
     /// before, the first request schedules it, and only tokens partial history cannot have
@@ -145,12 +167,17 @@ impl NftCollection {
         after: Option<String>,
         #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
         token_id_format: TokenIdFormat,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<Connection<Nft>, GqlError> {
         let q = NftOwnersQuery {
             chain: self.chain,
             contract: self.address,
             token_id: None,
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
         let answer = service.nft_owners(&q, after, nft::wants(ctx)).await?;

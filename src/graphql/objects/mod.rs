@@ -8,7 +8,8 @@
 //!   [`collection_nfts`] (`CollectionNft`), [`collection_traits`] (`NftTrait`), [`nft_token`] (`NftToken`), [`nft_fields`] (an
 //!   NFT's own fields, part of `NftToken` and `CollectionNft`, and what a page's tokens
 //!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
-//!   (`NftTransfer`), [`media`] (`NftMedia`).
+//!   (`NftTransfer`), [`media`] (`NftMedia`), [`stats`] (counts and activity, and a
+//!   collection's distinct holders).
 
 pub mod balances;
 pub mod collection;
@@ -20,6 +21,7 @@ pub mod nft_fields;
 pub mod nft_token;
 pub mod nft_transfer;
 pub mod query;
+pub mod stats;
 pub mod token;
 pub mod transfer;
 pub mod wallet;

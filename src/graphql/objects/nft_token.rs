@@ -9,6 +9,7 @@ use super::collection::{NftCollection, CONTRACT_FIELDS as COLLECTION_FIELDS};
 use super::nft::{self as holdings, Nft};
 use super::nft_fields::{self, Linked, NftFields};
 use super::nft_transfer::{self, NftTransfer};
+use super::stats;
 use crate::graphql::args;
 use crate::graphql::connection::{page_cost, Connection};
 use crate::graphql::enums::Order;
@@ -77,6 +78,12 @@ pub struct NftLinks {
 /// What one NFT leads to.
 #[Object]
 impl NftLinks {
+    /// How many wallets hold the token now and how many transfers it has had
+    /// (`getNFTTokenStats`).
+    async fn stats(&self, ctx: &Context<'_>) -> Result<stats::NftTokenStats, GqlError> {
+        stats::token(ctx, self.linked.chain, self.contract, self.token_id).await
+    }
+
     /// The collection, to walk to its other tokens, owners and moves.
     async fn collection(&self) -> NftCollection {
         NftCollection::new(
@@ -97,12 +104,17 @@ impl NftLinks {
         #[graphql(default = 100, desc = "How many owners per page: 1 to 100.")] first: i32,
         #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
         after: Option<String>,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<Connection<Nft>, GqlError> {
         let q = crate::query::NftOwnersQuery {
             chain: self.linked.chain,
             contract: self.contract,
             token_id: Some(self.token_id),
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let service = service(ctx)?;
         let after = args::after(after.as_deref())?;

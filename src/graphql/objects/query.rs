@@ -60,6 +60,10 @@ impl QueryRoot {
         exclude_spam: bool,
         #[graphql(default, desc = "How `tokenId` is written: decimal (default) or hex.")]
         token_id_format: TokenIdFormat,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<NftConnection, GqlError> {
         let q = NftQuery {
             chain: args::chain("chain", &chain)?,
@@ -68,6 +72,7 @@ impl QueryRoot {
             exclude_spam,
             with_total: false,
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let service = service(ctx)?;
         nft::resolve(ctx, service, q, after.as_deref(), token_id_format.into()).await

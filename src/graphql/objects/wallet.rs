@@ -7,6 +7,7 @@ use async_graphql::{Context, Object};
 use super::balances::{self, TokenBalance};
 use super::nft::{self, NftConnection};
 use super::nft_transfer::{self, NftTransfer};
+use super::stats;
 use super::transfer::{self, Erc20Transfer};
 use super::wallet_collections::{self, WalletCollection};
 use crate::graphql::args;
@@ -41,8 +42,20 @@ impl Wallet {
         self.address.into()
     }
 
+    /// The wallet's counts: NFTs and collections held, NFT and ERC20 transfers sent or
+    /// received (`getWalletStats`).
+    async fn stats(&self, ctx: &Context<'_>) -> Result<stats::WalletStats, GqlError> {
+        stats::wallet(ctx, self.chain, self.address).await
+    }
+
+    /// The wallet's first and last transfer on this chain (`getWalletActiveChains`).
+    async fn activity(&self, ctx: &Context<'_>) -> Result<stats::WalletActivity, GqlError> {
+        stats::activity(ctx, self.chain, self.address).await
+    }
+
     /// The NFTs the wallet holds now: the answer of `nftsByWallet`, with the same arguments
     /// and order (`tokenAddress`, then `tokenId`).
+    #[allow(clippy::too_many_arguments)]
     #[graphql(complexity = "page_cost(first, child_complexity)")]
     async fn nfts(
         &self,
@@ -59,6 +72,10 @@ impl Wallet {
         exclude_spam: bool,
         #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
         token_id_format: TokenIdFormat,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<NftConnection, GqlError> {
         let q = NftQuery {
             chain: self.chain,
@@ -67,6 +84,7 @@ impl Wallet {
             exclude_spam,
             with_total: false,
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
         nft::resolve(ctx, service, q, after, token_id_format.into()).await

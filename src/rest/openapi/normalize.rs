@@ -87,7 +87,11 @@ const INDEXED_BLOCK: &str = "The last block the indexer had stored when the answ
 a `SYNCED` answer holds every matching record up to this block, and none after it (the rows and \
 the status are read in one snapshot). Absent while nothing is indexed.";
 
-/// Adds the `X-Indexed-Block` header to every 200 answer that carries a `status`.
+/// The one answer with a status that reads several chains, so names no one block.
+const MANY_CHAINS: &str = "/wallets/{address}/chains";
+
+/// Adds the `X-Indexed-Block` header to every 200 answer that carries a `status` (but the
+/// answer over several chains).
 fn add_block_headers(doc: &mut Value) {
     let schemas = doc["components"]["schemas"].clone();
     let has_status = |response: &Value| {
@@ -100,17 +104,19 @@ fn add_block_headers(doc: &mut Value) {
     let Some(paths) = doc["paths"].as_object_mut() else {
         return;
     };
-    for item in paths.values_mut() {
-        let ok = item
-            .get_mut("get")
-            .and_then(|op| op.pointer_mut("/responses/200"));
-        let Some(response) = ok.filter(|r| has_status(r)) else {
-            continue;
-        };
-        response["headers"]["X-Indexed-Block"] = json!({
-            "schema": { "type": "integer", "format": "int64", "minimum": 0 },
-            "description": INDEXED_BLOCK,
-        });
+    for (_, item) in paths.iter_mut().filter(|(p, _)| *p != MANY_CHAINS) {
+        for method in ["get", "post"] {
+            let ok = item
+                .get_mut(method)
+                .and_then(|op| op.pointer_mut("/responses/200"));
+            let Some(response) = ok.filter(|r| has_status(r)) else {
+                continue;
+            };
+            response["headers"]["X-Indexed-Block"] = json!({
+                "schema": { "type": "integer", "format": "int64", "minimum": 0 },
+                "description": INDEXED_BLOCK,
+            });
+        }
     }
 }
 

@@ -149,6 +149,7 @@ pub const WALLET_NFTS: &[ParamSpec] = &[
             else is a 400.",
     },
     LIMIT,
+    TO_BLOCK_HOLDINGS,
     flag(
         "disable_total",
         true,
@@ -280,11 +281,46 @@ pub const WALLET_NFT_TRANSFERS: &[ParamSpec] = nft_moves![ParamSpec {
     description: address_list!("Only moves of these collections."),
 }];
 
-/// The query parameters of `GET /nft/{address}/transfers`.
+/// The query parameters of `GET /nft/{address}/transfers` and `GET /nft/transfers` (every
+/// collection's moves).
 pub const COLLECTION_NFT_TRANSFERS: &[ParamSpec] = nft_moves![];
 
-/// The query parameters of `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`,
-/// `GET /nft/{address}` and `POST /nft/{address}/nfts-by-traits`.
+/// The query parameters of `GET /block/{block_number_or_hash}/nft/transfers`.
+pub const BLOCK_NFT_TRANSFERS: &[ParamSpec] = &[CHAIN, FORMAT, LIMIT, ORDER, ORDERED_CURSOR];
+
+/// `to_block` of the holdings questions: the state after that block.
+const TO_BLOCK_HOLDINGS: ParamSpec = ParamSpec {
+    name: "to_block",
+    kind: Kind::Block,
+    description: "The holdings after this block (after its last log), amounts and acquisition \
+        blocks included; default: now. `SYNCED` only once the history the answer depends on is \
+        complete and the indexer has stored the block. A block above the chain's head, \
+        negative or not an integer: 400.",
+};
+
+/// The query parameters of `GET /nft/{address}/owners` and `GET
+/// /nft/{address}/{token_id}/owners`: those of [`NFT_LISTS`] and `to_block`.
+pub const NFT_OWNERS: &[ParamSpec] = &[
+    CHAIN,
+    FORMAT,
+    LIMIT,
+    CURSOR,
+    TO_BLOCK_HOLDINGS,
+    flag(
+        "normalizeMetadata",
+        false,
+        "`true` fills `normalized_metadata` (name, description, image, … from the \
+            metadata).",
+    ),
+    flag(
+        "media_items",
+        false,
+        "`true` fills `media` (preview status and 100/250/500 px images).",
+    ),
+];
+
+/// The query parameters of `GET /nft/{address}`, `GET /nft/{address}/{token_id}` and `POST
+/// /nft/{address}/nfts-by-traits`.
 pub const NFT_LISTS: &[ParamSpec] = &[
     CHAIN,
     FORMAT,
@@ -431,3 +467,44 @@ pub const TRAITS_PAGE: &[ParamSpec] = &[
     },
     ORDERED_CURSOR,
 ];
+/// The query parameters of `GET /nft/{address}/metadata`, `POST /nft/metadata`, `GET
+/// /nft/{address}/stats`, `GET /nft/{address}/{token_id}/stats`, `PUT /nft/{address}/sync`, `GET /wallets/{address}/stats` and `POST
+/// /nft/getMultipleNFTs` (whose tokens come in the body).
+pub const CHAIN_ONLY: &[ParamSpec] = &[CHAIN];
+
+/// The query parameters of `GET /nft/{address}/unique-owners`.
+pub const UNIQUE_OWNERS: &[ParamSpec] = &[CHAIN, LIMIT, CURSOR];
+
+/// The query parameters of `GET /nft/{address}/{token_id}/metadata/resync`.
+pub const RESYNC_METADATA: &[ParamSpec] = &[
+    CHAIN,
+    ParamSpec {
+        name: "flag",
+        kind: Kind::Choice {
+            values: &["uri", "metadata"],
+            default: "uri",
+        },
+        description: "What to read again: `uri` (the default) reads the token URI from the \
+            chain, then the metadata document it names; `metadata` reads the document from the \
+            URI already known. Any other value: 400.",
+    },
+    ParamSpec {
+        name: "mode",
+        kind: Kind::Choice {
+            values: &["async", "sync"],
+            default: "async",
+        },
+        description: "`async` (the default) queues the fetch and answers 202 at once; `sync` \
+            waits up to 15 s for its outcome: 200 when the metadata was fetched, 404 when it \
+            could not be, 202 when it is still under way. Any other value: 400.",
+    },
+];
+
+/// The query parameters of `GET /wallets/{address}/chains`.
+pub const WALLET_CHAINS: &[ParamSpec] = &[ParamSpec {
+    name: "chains",
+    kind: Kind::Chains,
+    description: "The chains to look at, by name or `0x` hex id; default: every chain this \
+        server indexes. Repeated keys (`chains=eth&chains=0x89`), brackets (`chains[]=eth`), \
+        indexed (`chains[0]=eth`) and comma-separated forms all work. An unknown chain: 400.",
+}];

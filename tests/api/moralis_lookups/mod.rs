@@ -3,15 +3,22 @@
 //! list, the utilities, and the 501 of every Moralis operation tokenql does not serve.
 
 mod chain;
+mod collections;
 mod routes;
 mod token_meta;
 
 use crate::support::common::TestApp;
 use chain::chain_lookups;
+use collections::nft_and_wallet_lookups;
 use routes::moralis_routes;
 use token_meta::erc20_metadata;
 
-crate::backend_tests!(chain_lookups, erc20_metadata, moralis_routes);
+crate::backend_tests!(
+    chain_lookups,
+    erc20_metadata,
+    moralis_routes,
+    nft_and_wallet_lookups
+);
 
 /// `GET uri` must answer `status` with a `{"message"}` containing `mention`.
 async fn refused(app: &TestApp, uri: &str, status: u16, mention: &str) {

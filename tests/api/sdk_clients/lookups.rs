@@ -66,8 +66,7 @@ fn documented() -> Vec<Value> {
     let doc = serde_json::to_value(tokenql::rest::openapi::document()).expect("document");
     let mut ops: Vec<(String, String)> = Vec::new();
     for (path, item) in doc["paths"].as_object().into_iter().flatten() {
-        // Every method of the path (`POST /nft/{address}/nfts-by-traits` beside the GETs).
-        for op in item.as_object().into_iter().flat_map(|ops| ops.values()) {
+        for op in item.as_object().into_iter().flat_map(|o| o.values()) {
             if let Some(id) = op["operationId"].as_str() {
                 ops.push((id.to_string(), path.replace('{', ":").replace('}', "")));
             }
@@ -123,7 +122,8 @@ async fn spawn(anvil: &Anvil) -> TestApp {
     app
 }
 
-async fn run(app: &TestApp, client: &str, calls: Value) -> Vec<Value> {
+/// Runs `calls` through `client` (an SDK) against `app`'s `/api/v2.2`: the calls' reports.
+pub(super) async fn run(app: &TestApp, client: &str, calls: Value) -> Vec<Value> {
     let input = json!({"apiKey": app.key, "calls": calls});
     let base = format!("{}/api/v2.2", app.base);
     let client = client.to_string();
@@ -134,7 +134,7 @@ async fn run(app: &TestApp, client: &str, calls: Value) -> Vec<Value> {
 }
 
 /// The one page an SDK read of a call, after checking it did not fail.
-fn page<'a>(calls: &'a [Value], name: &str) -> &'a Value {
+pub(super) fn page<'a>(calls: &'a [Value], name: &str) -> &'a Value {
     let call = calls
         .iter()
         .find(|c| c["name"] == name)

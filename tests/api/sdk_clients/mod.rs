@@ -23,6 +23,7 @@
 //! checked against the test's own aggregation of the served metadata ([`traits`]).
 
 use crate::support::common;
+mod collection_lookups;
 mod lookups;
 mod python;
 mod traits;

@@ -10,7 +10,8 @@ BASE_URL is where the SDK sends its requests instead of https://deep-index.moral
 (e.g. http://127.0.0.1:PORT/api/v2.2). input.json: {"apiKey": "...", "calls": [{"name": "...",
 "op": "nft.get_nft_owners", "params": {...}}]}. `op` is `group.function` of `moralis.evm_api`;
 it is called as `moralis.evm_api.<group>.<function>(api_key=..., params=params)` (only
-`api_key=...` for a function that takes no parameters).
+`api_key=...` for a function that takes no parameters; a call with a `"body"` passes it as
+`body=...`, as the SDK's POST operations take it).
 
 Paging: the SDK has no `next()`; its callers page by passing the `cursor` of a page back as the
 `cursor` parameter, which is what this script does while a page is a JSON object with a
@@ -144,7 +145,9 @@ def main():
             page_params = dict(params)
             while True:
                 # The calls without parameters (web3_api_version, endpoint_weights) take none.
-                if "params" in inspect.signature(fn).parameters:
+                if "body" in call:
+                    body = fn(api_key=api_key, params=page_params, body=call["body"])
+                elif "params" in inspect.signature(fn).parameters:
                     body = fn(api_key=api_key, params=page_params)
                 else:
                     body = fn(api_key=api_key)
