@@ -75,6 +75,11 @@ pub struct CursorPayload {
     /// missed records.
     #[serde(rename = "i", default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
+    /// The block the walk is pinned to (its first page's indexed block) and the first 16 hex
+    /// digits of that block's hash: later pages answer as of it, and fail once a reorg has
+    /// replaced it (see [`super::walk::Walk::hold`]). Absent on cursors of older servers.
+    #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<(u64, String)>,
 }
 
 /// Why a cursor was refused.
@@ -88,6 +93,11 @@ pub enum CursorError {
         "was issued for a query with other filters; repeat the original filters or drop the cursor"
     )]
     OtherQuery,
+    #[error(
+        "walks the chain as of block {0}, and the chain reorganized at or below it since; start \
+         again from the first page"
+    )]
+    Reorganized(u64),
 }
 
 /// Signs and checks cursors with one secret.
@@ -179,6 +189,8 @@ pub struct CursorMint {
     total: Option<u64>,
     /// The walk was incomplete (see [`CursorPayload::i`]).
     incomplete: bool,
+    /// The block the walk is pinned to (see [`CursorPayload::pinned`]).
+    pinned: Option<(u64, String)>,
 }
 
 impl CursorMint {
@@ -189,6 +201,7 @@ impl CursorMint {
         page: u64,
         total: Option<u64>,
         incomplete: bool,
+        pinned: Option<(u64, String)>,
     ) -> Self {
         Self {
             codec: codec.clone(),
@@ -197,6 +210,7 @@ impl CursorMint {
             page,
             total,
             incomplete,
+            pinned,
         }
     }
 
@@ -209,6 +223,7 @@ impl CursorMint {
             after: key.texts(),
             total: self.total,
             incomplete: self.incomplete,
+            pinned: self.pinned.clone(),
         })
     }
 }
@@ -229,6 +244,7 @@ mod tests {
             after: vec!["0xabc".into(), "00ff".into()],
             total: None,
             incomplete: false,
+            pinned: None,
         }
     }
 

@@ -120,9 +120,13 @@ impl QueryService {
             None => q.digest(),
             Some(t) => query_digest(&format!("{}|{}", q.digest(), t.to_db())),
         };
-        let walk = Walk::<(i64, i32, i32)>::begin(self, CursorKind::NftTransfer, digest, after)?;
+        let mut walk =
+            Walk::<(i64, i32, i32)>::begin(self, CursorKind::NftTransfer, digest, after)?;
         let filter = q.transfer_filter();
         let mut base = filter.condition::<T>();
+        if let Some(pin) = walk.pinned() {
+            base = base.add(T::BlockNumber.lte(pin as i64));
+        }
         if let Some(t) = token_id {
             base = base.add(T::TokenId.eq(t.to_db()));
         }
@@ -159,9 +163,12 @@ impl QueryService {
             None => range(None).all(db).await?,
         };
         let (view, done) = snap.settle(q.chain, |start| filter.needs(start)).await?;
+        walk.hold(db, q.chain, view.indexed_block).await?;
         snap.close().await?;
         let incomplete = walk.incomplete(done.complete);
-        walk.at(view.indexed_block)
+        // A pinned walk's page is as of its pinned block.
+        let block = walk.pinned().or(view.indexed_block);
+        walk.at(block)
             .finish(self, rows, limit, incomplete, done.status, nft_move)
     }
 }

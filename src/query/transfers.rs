@@ -138,9 +138,12 @@ impl QueryService {
         q: &TransferQuery,
         after: Option<&str>,
     ) -> Result<Page<Erc20Transfer>, QueryError> {
-        let walk = Walk::<(i64, i32)>::begin(self, CursorKind::Erc20, q.digest(), after)?;
+        let mut walk = Walk::<(i64, i32)>::begin(self, CursorKind::Erc20, q.digest(), after)?;
         let filter = q.transfer_filter();
         let mut base = filter.condition::<T>();
+        if let Some(pin) = walk.pinned() {
+            base = base.add(T::BlockNumber.lte(pin as i64));
+        }
         if let Some(&(block, log)) = walk.position() {
             base = base.add(past(q.order, block, log));
         }
@@ -173,10 +176,13 @@ impl QueryService {
             None => range(None).into_model::<TransferRow>().all(db).await?,
         };
         let (view, done) = snap.settle(q.chain, |start| filter.needs(start)).await?;
+        walk.hold(db, q.chain, view.indexed_block).await?;
         snap.close().await?;
         // A walk begun incomplete stays so (see `Walk::incomplete`).
         let incomplete = walk.incomplete(done.complete);
-        walk.at(view.indexed_block)
+        // A pinned walk's page is as of its pinned block.
+        let block = walk.pinned().or(view.indexed_block);
+        walk.at(block)
             .finish(self, rows, limit, incomplete, done.status, |r| Ok(r.0))
     }
 }

@@ -90,6 +90,15 @@ pub(super) struct Walk<P> {
     total: Option<u64>,
     /// The indexed block the page was read as of (see [`Walk::at`]).
     block: Option<u64>,
+    /// The block the walk is pinned to, with its hash's first 16 hex digits (see
+    /// [`Walk::hold`]).
+    pinned: Option<(u64, String)>,
+}
+
+/// The part of a block's hash a cursor carries: 64 bits tell a replaced block from its
+/// predecessor.
+fn short_hash(hash: &alloy::primitives::B256) -> String {
+    crate::types::hex::lower(&hash.as_slice()[..8])
 }
 
 impl<P: Position> Walk<P> {
@@ -108,6 +117,7 @@ impl<P: Position> Walk<P> {
             .as_ref()
             .map(|p| P::parse(&p.after).ok_or(CursorError::Invalid))
             .transpose()?;
+        let pinned = start.as_ref().and_then(|p| p.pinned.clone());
         Ok(Self {
             kind,
             digest,
@@ -115,7 +125,41 @@ impl<P: Position> Walk<P> {
             position,
             total: None,
             block: None,
+            pinned,
         })
+    }
+
+    /// The block this walk answers as of, when an earlier page pinned it: its pages hold no
+    /// record of a later block.
+    pub fn pinned(&self) -> Option<u64> {
+        self.pinned.as_ref().map(|(b, _)| *b)
+    }
+
+    /// Pins the walk, read in the page's snapshot `db`: a first page pins the indexed block
+    /// (when its header is stored), and its cursors carry it; a later page checks that the
+    /// block it is pinned to is still the one the walk began on. A reorg that replaced it (or
+    /// any block below it) changes its hash, or removes its header until the indexer stores
+    /// the new one: then the walk cannot go on without a gap, and its cursor is refused.
+    pub async fn hold(
+        &mut self,
+        db: &impl sea_orm::ConnectionTrait,
+        chain: crate::types::Chain,
+        indexed: Option<u64>,
+    ) -> Result<(), QueryError> {
+        if let Some((block, hash)) = &self.pinned {
+            let stored = crate::store::chain::block_hash(db, chain, *block).await?;
+            if stored.map(|h| short_hash(&h)).as_deref() != Some(hash.as_str()) {
+                return Err(CursorError::Reorganized(*block).into());
+            }
+            return Ok(());
+        }
+        if self.start.is_none() {
+            if let Some(block) = indexed {
+                let stored = crate::store::chain::block_hash(db, chain, block).await?;
+                self.pinned = stored.map(|h| (block, short_hash(&h)));
+            }
+        }
+        Ok(())
     }
 
     /// The total an earlier page of this walk counted and its cursor carries, if any: a walk
@@ -174,6 +218,7 @@ impl<P: Position> Walk<P> {
             page + 1,
             carried,
             incomplete,
+            self.pinned,
         ));
         let next_cursor = if has_more {
             edges.last().map(|e| mint.cursor(&e.key))

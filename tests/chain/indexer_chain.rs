@@ -376,6 +376,58 @@ async fn check_against_chain(
     }
 }
 
+/// The first page (3 records, oldest first) of the token's transfers: its cursor and the
+/// records' (transaction hash, log index).
+async fn first_page(app: &common::TestApp, tok: &str) -> (String, Vec<(String, u64)>) {
+    let (status, _, body) = app
+        .get_rest(&format!(
+            "/api/v2.2/erc20/{tok}/transfers?order=ASC&limit=3"
+        ))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let cursor = common::text(&body["cursor"]).expect("more than one page");
+    (cursor, page_keys(&body))
+}
+
+fn page_keys(body: &serde_json::Value) -> Vec<(String, u64)> {
+    body["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let tx = r["transaction_hash"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            (tx, r["log_index"].as_u64().unwrap_or(u64::MAX))
+        })
+        .collect()
+}
+
+/// The rest of a walk of the token's transfers from `cursor`: its records, or the refusal.
+async fn rest_of_walk(
+    app: &common::TestApp,
+    tok: &str,
+    mut cursor: String,
+) -> Result<Vec<(String, u64)>, (u16, serde_json::Value)> {
+    let mut out = Vec::new();
+    loop {
+        let uri = format!(
+            "/api/v2.2/erc20/{tok}/transfers?order=ASC&limit=3&cursor={}",
+            common::enc(&cursor)
+        );
+        let (status, _, body) = app.get_rest(&uri).await;
+        if status != 200 {
+            return Err((status, body));
+        }
+        out.extend(page_keys(&body));
+        match common::text(&body["cursor"]) {
+            Some(c) => cursor = c,
+            None => return Ok(out),
+        }
+    }
+}
+
 async fn reorgs_are_followed(backend: Backend) {
     let chain = Anvil::start(30, &[]).await;
     let app = common::spawn(backend).await;
@@ -415,6 +467,10 @@ async fn reorgs_are_followed(backend: Backend) {
     check_against_chain(&app, &chain, &tok, &nft, &ids, "before reorgs").await;
 
     for (depth, id) in [(1u64, 1u64), (5, 2), (30, 3)] {
+        // A walk begun now is pinned below the blocks the reorg will replace: it ends on exactly
+        // the transfers of now. One begun after them is pinned to a block the reorg replaces.
+        let before = chain_erc20(&chain, std::slice::from_ref(&tok)).await;
+        let (above, mut walked) = first_page(&app, &tok).await;
         // Blocks that will be orphaned: NFT `id` goes to account 2, and ERC20 transfers.
         activity(
             &chain,
@@ -427,6 +483,7 @@ async fn reorgs_are_followed(backend: Backend) {
         )
         .await;
         wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
+        let (below, _) = first_page(&app, &tok).await;
         // The replacement chain moves the same NFT to account 3 instead and drops the rest.
         let tx = json!({"from": chain.accounts[1], "to": nft, "gas": "0x100000",
                         "data": hex(&calldata(transferFromCall { from: addr(&chain.accounts[1]), to: addr(&chain.accounts[3]), id: u(id) }))});
@@ -436,6 +493,35 @@ async fn reorgs_are_followed(backend: Backend) {
         assert_eq!(
             owners[&id], chain.accounts[3],
             "the reorg moved NFT {id} to account 3"
+        );
+        walked.extend(
+            rest_of_walk(&app, &tok, above)
+                .await
+                .unwrap_or_else(|(s, b)| {
+                    panic!("a walk pinned above a reorg of depth {depth}: {s} {b}")
+                }),
+        );
+        let want: BTreeSet<(String, u64)> = before.keys().cloned().collect();
+        assert_eq!(
+            walked.len(),
+            want.len(),
+            "the pinned walk repeats no record"
+        );
+        assert_eq!(
+            walked.into_iter().collect::<BTreeSet<_>>(),
+            want,
+            "the pinned walk, depth {depth}"
+        );
+        let (status, body) = rest_of_walk(&app, &tok, below)
+            .await
+            .expect_err("a walk pinned to a replaced block");
+        assert_eq!(status, 400, "{body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("reorganized"),
+            "{body}"
         );
         check_against_chain(
             &app,
