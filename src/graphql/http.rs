@@ -103,7 +103,15 @@ pub async fn post(
         Ok(request) => {
             let base = media_base(&state, &parts.headers);
             let service = crate::app::reader(&state, &parts.extensions);
-            execute(&executor, request.data(caller).data(base).data(service)).await
+            execute(
+                &executor,
+                request
+                    .data(caller)
+                    .data(base)
+                    .data(service)
+                    .data(state.ops.options().chain_reads.clone()),
+            )
+            .await
         }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
@@ -139,7 +147,15 @@ pub async fn get(
     match async_graphql::http::parse_query_string(&raw) {
         Ok(request) => {
             let base = media_base(&state, &headers);
-            execute(&executor, request.data(caller).data(base).data(service)).await
+            execute(
+                &executor,
+                request
+                    .data(caller)
+                    .data(base)
+                    .data(service)
+                    .data(state.ops.options().chain_reads.clone()),
+            )
+            .await
         }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,

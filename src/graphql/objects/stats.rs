@@ -12,7 +12,7 @@ use crate::graphql::error::GqlError;
 use crate::graphql::fast_path::plain::PlainNode;
 use crate::graphql::scalars::{Address, BlockNumber};
 use crate::graphql::service;
-use crate::query::{self, UniqueOwnersQuery};
+use crate::query::{self, ChainReadError, ChainReads, UniqueOwnersQuery};
 use crate::types::{self, Chain};
 
 /// A wallet holding at least one token of a collection (ask `wallet(address:)` for what it
@@ -98,6 +98,53 @@ fn mark(a: query::Activity) -> ActivityMark {
         block_timestamp: types::iso8601_secs(a.block_timestamp),
         transaction_hash: a.transaction_hash,
     }
+}
+
+/// A wallet's native balance, read from the chain's JSON-RPC endpoint.
+#[derive(SimpleObject)]
+pub struct NativeBalance {
+    /// The balance in wei.
+    balance: crate::graphql::scalars::Uint256,
+    /// The block it was read at (the chain's head, or `atBlock`).
+    block_number: BlockNumber,
+}
+
+/// `Wallet.nativeBalance`.
+pub async fn native_balance(
+    ctx: &Context<'_>,
+    chain: Chain,
+    address: types::Address,
+    at_block: Option<&BlockNumber>,
+) -> Result<NativeBalance, GqlError> {
+    let at = args::block("atBlock", at_block)?.map(|b| b.0);
+    let reads = ctx.data_opt::<ChainReads>().cloned().unwrap_or_default();
+    let answer = reads
+        .balances(chain, &[address], at)
+        .await
+        .map_err(|e| match e {
+            ChainReadError::NoEndpoint(chain) => GqlError::bad_input(
+                "chain",
+                format!(
+                "native balances of {} are read from its JSON-RPC endpoint, and this server has \
+                 none; start it with --rpc {}=URL",
+                chain.name(),
+                chain.name().replace(' ', "_")
+            ),
+            ),
+            ChainReadError::AfterHead { block, head } => GqlError::bad_input(
+                "atBlock",
+                format!("{block} is after the chain's head {head}"),
+            ),
+            ChainReadError::Endpoint(detail) => {
+                tracing::error!(%detail, "native balance: the chain's endpoint failed");
+                GqlError::unavailable()
+            }
+        })?;
+    let balance = answer.balances.first().map(|b| b.1).unwrap_or_default();
+    Ok(NativeBalance {
+        balance: balance.into(),
+        block_number: answer.block.into(),
+    })
 }
 
 /// `NftCollection.stats`.

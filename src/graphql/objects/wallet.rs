@@ -48,6 +48,21 @@ impl Wallet {
         stats::wallet(ctx, self.chain, self.address).await
     }
 
+    /// The wallet's native balance (the chain's own coin), read from the chain's JSON-RPC
+    /// endpoint at the head or at `atBlock` (`getNativeBalance`). A server without an endpoint
+    /// for the chain answers `BAD_USER_INPUT` naming `chain`; a failing endpoint,
+    /// `SERVICE_UNAVAILABLE`.
+    async fn native_balance(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(
+            desc = "The block to read the balance at; default: the chain's head. A block after the head is an error."
+        )]
+        at_block: Option<BlockNumber>,
+    ) -> Result<stats::NativeBalance, GqlError> {
+        stats::native_balance(ctx, self.chain, self.address, at_block.as_ref()).await
+    }
+
     /// The wallet's first and last transfer on this chain (`getWalletActiveChains`).
     async fn activity(&self, ctx: &Context<'_>) -> Result<stats::WalletActivity, GqlError> {
         stats::activity(ctx, self.chain, self.address).await

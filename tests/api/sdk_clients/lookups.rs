@@ -289,6 +289,24 @@ async fn sdk_lookups() {
             "Python {name}"
         );
     }
+    // The graph reads the same balance: `wallet { nativeBalance(atBlock:) }`.
+    let q = format!(
+        r#"{{ wallet(chain: "eth", address: "{a}") {{ nativeBalance(atBlock: 1) {{ balance blockNumber }} }} }}"#
+    );
+    let data = app.graphql_ok(&q, json!({})).await;
+    assert_eq!(
+        data["wallet"]["nativeBalance"],
+        json!({"balance": balance(&anvil, &a, 1).await, "blockNumber": 1}),
+        "{data}"
+    );
+    let q = format!(
+        r#"{{ wallet(chain: "polygon", address: "{a}") {{ nativeBalance {{ balance }} }} }}"#
+    );
+    let (_, answer) = app.graphql(&q, json!({})).await;
+    assert_eq!(
+        answer["errors"][0]["extensions"]["code"], "BAD_USER_INPUT",
+        "{answer}"
+    );
     for calls in [&js, &py] {
         // Before the sample's first block: our 404 reaches the caller.
         let before = calls
