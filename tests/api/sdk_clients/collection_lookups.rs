@@ -1,7 +1,7 @@
 //! The collection, NFT and wallet lookups through the official SDKs, base URL only, on every
 //! backend: the JS SDK (`moralis` 2.27.2) calls `getMultipleNFTs`, `getNFTContractMetadata`,
 //! `getNFTCollectionStats`, `getNFTTokenStats`, `getWalletStats`, `getWalletActiveChains`,
-//! `syncNFTContract`, `reSyncMetadata`, `getNFTTransfersFromToBlock` and
+//! `syncNFTContract`, `reSyncMetadata` (the Python SDK also `get_nft_transfers`), `getNFTTransfersFromToBlock` and
 //! `getNFTTransfersByBlock` (both walked to their last page); the Python SDK (`moralis` 0.1.49) the same and
 //! `get_nft_bulk_contract_metadata` (neither has `getUniqueOwnersByCollection`). Each answer is
 //! compared with the sample's truth decoded by the test (`Truth`).
@@ -299,10 +299,33 @@ pub(super) async fn sdk_collection_lookups(backend: Backend) {
         {"name": "sync", "op": "nft.sync_nft_contract", "params": {"chain": "eth", "address": c}},
         {"name": "range", "op": "nft.get_nft_transfers_from_to_block", "params": {"chain": "eth", "from_block": e.range.0, "to_block": e.range.1, "limit": 7}},
         {"name": "block", "op": "nft.get_nft_transfers_by_block", "params": {"chain": "eth", "block_number_or_hash": e.block.0.to_string(), "limit": 3}},
+        {"name": "token_moves", "op": "nft.get_nft_transfers", "params": {"chain": "eth", "address": c, "token_id": token}},
         {"name": "resync", "op": "nft.re_sync_metadata", "params": {"chain": "eth", "address": c, "token_id": token, "flag": "uri", "mode": "async"}},
     ]))
     .await;
     check("Python", &py, &e);
+    // One token's moves (`get_nft_transfers`), newest first, walked to the end.
+    let want: Vec<Value> = {
+        let truth = Truth::demo();
+        let mut moves: Vec<(u64, u64)> = truth
+            .nft_moves
+            .iter()
+            .filter(|m| &m.contract == c && hex_to_dec(&m.id_hex) == *token)
+            .map(|m| (m.block, m.log))
+            .collect();
+        moves.sort_unstable_by(|a, b| b.cmp(a));
+        moves
+            .into_iter()
+            .map(|(b, l)| json!([b.to_string(), l]))
+            .collect()
+    };
+    let got: Vec<Value> = page(&py, "token_moves")["raw"]["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| json!([r["block_number"], r["log_index"]]))
+        .collect();
+    assert_eq!(got, want, "Python get_nft_transfers");
     let bulk = &page(&py, "bulk")["raw"];
     assert_eq!(
         bulk.as_array().map(|b| b
