@@ -10,6 +10,8 @@
 //!   metadata, token rows, labels, preview media), read in one batch per kind for the whole page
 //!   ([`Answer`], [`Include`]), so a page costs a constant number of statements whatever its
 //!   size, and the adapters only reshape.
+//! - [`QueryService::token_holders`] and [`QueryService::token_stats`]: an ERC20 token's
+//!   holders by balance and its transfer count, from the balances the store keeps.
 //! - [`QueryService::media`]: preview media of a page's tokens (queues unknown images for the
 //!   media worker; never waits on a fetch).
 
@@ -30,6 +32,7 @@ mod owners;
 mod related;
 mod snapshot;
 pub mod status;
+mod token_holders;
 mod token_meta;
 mod transfer_filter;
 mod transfers;
@@ -41,6 +44,9 @@ pub use chain_reads::{ChainReadError, ChainReader, ChainReads, NativeAnswer};
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
+pub use token_holders::{
+    TokenHolder, TokenHolders, TokenHoldersQuery, TokenStats, TokenStatsQuery,
+};
 pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
 
 use sea_orm::{DatabaseConnection, DbErr};

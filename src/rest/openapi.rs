@@ -113,6 +113,8 @@ the server log).";
         super::native::native_balances,
         super::token_meta::token_metadata,
         super::token_meta::token_metadata_by_symbol,
+        super::token_holders::token_owners,
+        super::token_holders::token_stats,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),

@@ -202,6 +202,10 @@ route_specs! {
     NativeBalance => NATIVE_BALANCE,
     /// `GET /wallets/balances`.
     NativeBalances => NATIVE_BALANCES,
+    /// `GET /erc20/{token_address}/owners`.
+    TokenOwners => TOKEN_OWNERS,
+    /// `GET /erc20/{address}/stats`.
+    TokenStats => TOKEN_STATS,
 }
 
 /// Every route's table, for the checks that the tables are sound.
@@ -220,6 +224,8 @@ pub const ALL: &[&[ParamSpec]] = &[
     TOKEN_SYMBOLS,
     NATIVE_BALANCE,
     NATIVE_BALANCES,
+    TOKEN_OWNERS,
+    TOKEN_STATS,
 ];
 
 #[cfg(test)]

@@ -45,10 +45,12 @@ const NATIVE: &str = "/{address}/balance";
 const NATIVE_MANY: &str = "/wallets/balances";
 const TOKEN_METADATA: &str = "/erc20/metadata";
 const TOKEN_SYMBOLS: &str = "/erc20/metadata/symbols";
+const ERC20_OWNERS: &str = "/erc20/{token_address}/owners";
+const ERC20_STATS: &str = "/erc20/{address}/stats";
 /// The timestamp of a block of the demo (20000010): `dateToBlock` answers it exactly.
 const DEMO_BLOCK_TIME: u64 = 1_717_281_527;
 /// Every route, as the document names it.
-const ROUTES: [&str; 19] = [
+const ROUTES: [&str; 21] = [
     LATEST_BLOCK,
     DATE_TO_BLOCK,
     VERSION,
@@ -68,6 +70,8 @@ const ROUTES: [&str; 19] = [
     TOKEN_TRANSFERS,
     WALLET_NFT_TRANSFERS,
     COLLECTION_NFT_TRANSFERS,
+    ERC20_OWNERS,
+    ERC20_STATS,
 ];
 
 fn document() -> Value {
@@ -141,7 +145,9 @@ fn is_a_complete_openapi_3_1_document() {
             TOKEN_METADATA,
             TOKEN_SYMBOLS,
             TRANSFERS,
+            ERC20_STATS,
             TOKEN_TRANSFERS,
+            ERC20_OWNERS,
             WEIGHTS,
             LATEST_BLOCK,
             CONTRACT_NFTS,
@@ -182,6 +188,8 @@ fn is_a_complete_openapi_3_1_document() {
         (TOKEN_SYMBOLS, "getTokenMetadataBySymbol"),
         (ONE_NFT, "getNFTMetadata"),
         (TOKEN_NFT_TRANSFERS, "getNFTTransfers"),
+        (ERC20_OWNERS, "getTokenOwners"),
+        (ERC20_STATS, "getTokenStats"),
     ] {
         let op = &doc["paths"][path]["get"];
         assert_eq!(op["operationId"], id);
@@ -452,6 +460,7 @@ fn route(path: &str) -> String {
     format!(
         "/api/v2{}",
         path.replace("{address}", WALLET)
+            .replace("{token_address}", USDT)
             .replace("{token_id}", "1")
             .replace("{chain}", "eth")
     )
@@ -675,6 +684,9 @@ async fn live_answers_validate_against_the_documented_schemas() {
         (WEIGHTS, "/info/endpointWeights".to_string()),
         (TOKEN_METADATA, format!("/erc20/metadata?addresses[]={USDT}&addresses[]={WALLET}")),
         (TOKEN_SYMBOLS, "/erc20/metadata/symbols?symbols[]=USDT&symbols[]=DAI".to_string()),
+        (ERC20_OWNERS, format!("/erc20/{USDT}/owners?limit=3")),
+        (ERC20_OWNERS, format!("/erc20/{USDT}/owners?order=ASC&limit=50")),
+        (ERC20_STATS, format!("/erc20/{USDT}/stats")),
     ];
     for (path, q) in &v2_2_queries {
         let mut uri = format!("/api/v2.2{q}");
@@ -705,7 +717,7 @@ async fn live_answers_validate_against_the_documented_schemas() {
         let base = route(path);
         // The balances route and the lookups are not paged: they have no `limit` nor `cursor`,
         // and ignore them as they ignore every parameter they do not read.
-        let unpaged = path == BALANCES || ROUTES[..8].contains(&path);
+        let unpaged = path == BALANCES || path == ERC20_STATS || ROUTES[..8].contains(&path);
         let paged = if unpaged { plain_status(path) } else { 400 };
         let query = required(path);
         for (uri, key, status) in [

@@ -415,3 +415,20 @@ pub const NATIVE_BALANCES: &[ParamSpec] = &[
             indexed (`wallet_addresses[0]=a`) and comma-separated forms all work.",
     },
 ];
+
+/// The query parameters of `GET /erc20/{token_address}/owners`.
+pub const TOKEN_OWNERS: &[ParamSpec] = &[
+    CHAIN,
+    LIMIT,
+    ParamSpec {
+        name: "order",
+        kind: Kind::Order,
+        description: "`DESC` (largest balance first, the default) or `ASC` (smallest first), \
+            in any letter case; holders with equal balances follow their address in the same \
+            direction.",
+    },
+    ORDERED_CURSOR,
+];
+
+/// The query parameters of `GET /erc20/{address}/stats`.
+pub const TOKEN_STATS: &[ParamSpec] = &[CHAIN];

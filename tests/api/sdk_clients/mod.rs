@@ -24,6 +24,7 @@
 use crate::support::common;
 mod lookups;
 mod python;
+mod token_holders;
 mod want;
 use want::Want;
 
