@@ -24,7 +24,7 @@ pub struct Migration;
 const ADDR: u32 = 42;
 const U256: u32 = 64;
 const OWNERS_INDEX: &str = "idx_erc20_balances_token";
-/// Transfers read per statement while replaying.
+/// Transfers of one token read per statement while replaying.
 const PAGE: u64 = 10_000;
 /// Rows per INSERT while writing the replay.
 const ROWS: usize = 400;
@@ -150,40 +150,33 @@ fn limbs(hex: &str) -> Result<[u64; 4], DbErr> {
     Ok(out)
 }
 
-/// What the replay adds up: per (chain, owner, token) the net and the last block, per (chain,
-/// token) the net supply and the transfer count.
+/// What the replay of one token adds up: per holder the net and the last block; the token's
+/// net supply and transfer count.
 #[derive(Default)]
 struct Replay {
-    balances: BTreeMap<(i64, String, String), (Net, i64)>,
-    totals: BTreeMap<(i64, String), (Net, i64)>,
+    balances: BTreeMap<String, (Net, i64)>,
+    supply: Net,
+    transfers: i64,
 }
 
 impl Replay {
     fn add(&mut self, row: &sea_orm_migration::sea_orm::QueryResult) -> Result<(), DbErr> {
-        let chain: i64 = row.try_get("", "chain_id")?;
         let block: i64 = row.try_get("", "block_number")?;
-        let contract: String = row.try_get("", "contract_address")?;
         let from: String = row.try_get("", "from_address")?;
         let to: String = row.try_get("", "to_address")?;
         let value = limbs(&row.try_get::<String>("", "value")?)?;
-        let total = self.totals.entry((chain, contract.clone())).or_default();
-        total.1 += 1;
+        self.transfers += 1;
         if from == ZERO_ADDRESS {
-            total.0.add(&value);
-        }
-        if to == ZERO_ADDRESS {
-            total.0.sub(&value);
-        }
-        if from != ZERO_ADDRESS {
-            let e = self
-                .balances
-                .entry((chain, from, contract.clone()))
-                .or_default();
+            self.supply.add(&value);
+        } else {
+            let e = self.balances.entry(from).or_default();
             e.0.sub(&value);
             e.1 = Ord::max(e.1, block);
         }
-        if to != ZERO_ADDRESS {
-            let e = self.balances.entry((chain, to, contract)).or_default();
+        if to == ZERO_ADDRESS {
+            self.supply.sub(&value);
+        } else {
+            let e = self.balances.entry(to).or_default();
             e.0.add(&value);
             e.1 = Ord::max(e.1, block);
         }
@@ -191,54 +184,95 @@ impl Replay {
     }
 }
 
-/// Replays every stored transfer into both tables.
-async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
-    let backend = db.get_database_backend();
-    let mut replay = Replay::default();
-    let mut after: Option<(i64, i64, i32)> = None;
-    loop {
-        let (sql, values) = page_sql(backend, after);
-        let rows = db
-            .query_all_raw(Statement::from_sql_and_values(backend, sql, values))
-            .await?;
-        for row in &rows {
-            replay.add(row)?;
-        }
-        let Some(last) = rows.last() else { break };
-        after = Some((
-            last.try_get("", "chain_id")?,
-            last.try_get("", "block_number")?,
-            last.try_get("", "log_index")?,
-        ));
-        if (rows.len() as u64) < PAGE {
-            break;
+/// `?` placeholders, or PostgreSQL's `$n`.
+fn placeholders(backend: DbBackend, sql: &str) -> String {
+    if backend != DbBackend::Postgres {
+        return sql.to_string();
+    }
+    let mut n = 0;
+    let mut out = String::with_capacity(sql.len() + 8);
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(c);
         }
     }
+    out
+}
+
+/// Replays every stored transfer into both tables, one token at a time (in the order of the
+/// token's transfers, along `idx_erc20_contract`), so that memory holds one token's holders.
+async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
+    let backend = db.get_database_backend();
+    let tokens = db
+        .query_all_raw(Statement::from_string(
+            backend,
+            "SELECT DISTINCT chain_id, contract_address FROM erc20_transfers",
+        ))
+        .await?;
+    let page = placeholders(
+        backend,
+        &format!(
+            "SELECT block_number, log_index, from_address, to_address, value \
+             FROM erc20_transfers WHERE chain_id = ? AND contract_address = ? \
+             AND block_number >= ? AND (block_number > ? OR log_index > ?) \
+             ORDER BY block_number, log_index LIMIT {PAGE}"
+        ),
+    );
+    for token in tokens {
+        let chain: i64 = token.try_get("", "chain_id")?;
+        let contract: String = token.try_get("", "contract_address")?;
+        let mut replay = Replay::default();
+        let mut after: (i64, i32) = (-1, -1);
+        loop {
+            let values: Vec<Value> = vec![
+                chain.into(),
+                contract.clone().into(),
+                after.0.into(),
+                after.0.into(),
+                after.1.into(),
+            ];
+            let rows = db
+                .query_all_raw(Statement::from_sql_and_values(backend, &page, values))
+                .await?;
+            for row in &rows {
+                replay.add(row)?;
+            }
+            let Some(last) = rows.last() else { break };
+            after = (
+                last.try_get("", "block_number")?,
+                last.try_get("", "log_index")?,
+            );
+            if (rows.len() as u64) < PAGE {
+                break;
+            }
+        }
+        write_token(db, chain, &contract, replay).await?;
+    }
+    Ok(())
+}
+
+/// Writes one token's replay.
+async fn write_token<C: ConnectionTrait>(
+    db: &C,
+    chain: i64,
+    contract: &str,
+    replay: Replay,
+) -> Result<(), DbErr> {
     let balances: Vec<Vec<Value>> = replay
         .balances
         .into_iter()
         .filter(|(_, (net, _))| !net.is_zero())
-        .map(|((chain, owner, contract), (net, block))| {
+        .map(|(owner, (net, block))| {
             vec![
                 chain.into(),
                 owner.into(),
-                contract.into(),
+                contract.to_string().into(),
                 net.low_hex().into(),
                 net.wraps.into(),
                 block.into(),
-            ]
-        })
-        .collect();
-    let totals: Vec<Vec<Value>> = replay
-        .totals
-        .into_iter()
-        .map(|((chain, contract), (net, count))| {
-            vec![
-                chain.into(),
-                contract.into(),
-                net.low_hex().into(),
-                net.wraps.into(),
-                count.into(),
             ]
         })
         .collect();
@@ -256,6 +290,13 @@ async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
         balances,
     )
     .await?;
+    let totals = vec![vec![
+        chain.into(),
+        contract.to_string().into(),
+        replay.supply.low_hex().into(),
+        replay.supply.wraps.into(),
+        replay.transfers.into(),
+    ]];
     insert(
         db,
         Erc20TokenTotals::Table,
@@ -269,32 +310,6 @@ async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
         totals,
     )
     .await
-}
-
-/// One page of the transfers in key order, after `after`.
-fn page_sql(backend: DbBackend, after: Option<(i64, i64, i32)>) -> (String, Vec<Value>) {
-    let p = |n: usize| match backend {
-        DbBackend::Postgres => format!("${n}"),
-        _ => "?".to_string(),
-    };
-    let cols = "SELECT chain_id, block_number, log_index, contract_address, from_address, \
-                to_address, value FROM erc20_transfers";
-    let order = format!("ORDER BY chain_id, block_number, log_index LIMIT {PAGE}");
-    match after {
-        None => (format!("{cols} {order}"), Vec::new()),
-        Some((c, b, l)) => (
-            format!(
-                "{cols} WHERE chain_id > {} OR (chain_id = {} AND (block_number > {} OR \
-                 (block_number = {} AND log_index > {}))) {order}",
-                p(1),
-                p(2),
-                p(3),
-                p(4),
-                p(5)
-            ),
-            vec![c.into(), c.into(), b.into(), b.into(), l.into()],
-        ),
-    }
 }
 
 /// Inserts `rows` of `N` columns into `table`, [`ROWS`] per statement.

@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect,
@@ -216,6 +217,7 @@ async fn apply<C: ConnectionTrait>(
     if d.is_empty() {
         return Ok(());
     }
+    use erc20_balance::Column as B;
     let pairs: Vec<(Address, Address)> = d.balances.keys().copied().collect();
     let per_round = if Dialect::of(db).takes_key_arrays() {
         CHUNK * 5
@@ -229,13 +231,15 @@ async fn apply<C: ConnectionTrait>(
             .map(|r| ((r.owner_address, r.contract_address), r))
             .collect();
         let mut rows = Vec::new();
+        let mut emptied = Vec::new();
         for key in round {
             let Some((delta, block)) = d.balances.get(key) else {
                 continue;
             };
             let mut net = Net::default();
             let mut last = *block;
-            if let Some(r) = stored.get(key) {
+            let stored_row = stored.get(key);
+            if let Some(r) = stored_row {
                 net = Net {
                     wraps: r.wraps,
                     low: r.balance,
@@ -244,6 +248,9 @@ async fn apply<C: ConnectionTrait>(
             }
             net.plus(*delta);
             if net.is_zero() {
+                if stored_row.is_some() {
+                    emptied.push(*key);
+                }
                 continue;
             }
             if let Some(fork) = fork {
@@ -258,9 +265,19 @@ async fn apply<C: ConnectionTrait>(
                 block_number: last,
             }));
         }
-        delete_pairs(db, cid, round).await?;
+        if !emptied.is_empty() {
+            erc20_balance::Entity::delete_many()
+                .filter(pair_condition(cid, &emptied))
+                .exec(db)
+                .await?;
+        }
         for chunk in rows.chunks(CHUNK) {
             erc20_balance::Entity::insert_many(chunk.to_vec())
+                .on_conflict(
+                    OnConflict::columns([B::ChainId, B::OwnerAddress, B::ContractAddress])
+                        .update_columns([B::Balance, B::Wraps, B::BlockNumber])
+                        .to_owned(),
+                )
                 .exec_without_returning(db)
                 .await?;
         }
@@ -370,7 +387,9 @@ fn pair_condition(cid: i64, pairs: &[(Address, Address)]) -> Condition {
     Condition::all().add(B::ChainId.eq(cid)).add(any)
 }
 
-/// The stored balance rows of `pairs`.
+/// The stored balance rows of `pairs`: on PostgreSQL one primary-key probe per pair (the
+/// `LATERAL … LIMIT 1` keeps the planner from hashing the whole table when its statistics are
+/// stale, as they are while a chain is first indexed).
 async fn read_pairs<C: ConnectionTrait>(
     db: &C,
     cid: i64,
@@ -379,9 +398,9 @@ async fn read_pairs<C: ConnectionTrait>(
     if Dialect::of(db).takes_key_arrays() {
         erc20_balance::Entity::find()
             .from_raw_sql(by_address_pairs(
-                "SELECT b.* FROM erc20_balances b \
-                 JOIN UNNEST($2::text[], $3::text[]) AS k(o, c) \
-                 ON b.owner_address = k.o AND b.contract_address = k.c WHERE b.chain_id = $1",
+                "SELECT b.* FROM UNNEST($2::text[], $3::text[]) AS k(o, c) CROSS JOIN LATERAL \
+                 (SELECT * FROM erc20_balances x WHERE x.chain_id = $1 AND x.owner_address = k.o \
+                 AND x.contract_address = k.c LIMIT 1) b",
                 cid,
                 pairs,
             ))
@@ -393,29 +412,6 @@ async fn read_pairs<C: ConnectionTrait>(
             .all(db)
             .await
     }
-}
-
-/// Deletes the balance rows of `pairs`.
-async fn delete_pairs<C: ConnectionTrait>(
-    db: &C,
-    cid: i64,
-    pairs: &[(Address, Address)],
-) -> Result<(), DbErr> {
-    if Dialect::of(db).takes_key_arrays() {
-        db.execute_raw(by_address_pairs(
-            "DELETE FROM erc20_balances b USING UNNEST($2::text[], $3::text[]) AS k(o, c) \
-             WHERE b.chain_id = $1 AND b.owner_address = k.o AND b.contract_address = k.c",
-            cid,
-            pairs,
-        ))
-        .await?;
-    } else {
-        erc20_balance::Entity::delete_many()
-            .filter(pair_condition(cid, pairs))
-            .exec(db)
-            .await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
