@@ -51,19 +51,8 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
-        // A token's holders by balance: `wraps = 0`, then the balance range, then the owner.
-        m.create_index(
-            Index::create()
-                .name(OWNERS_INDEX)
-                .table(Erc20Balances::Table)
-                .col(Erc20Balances::ChainId)
-                .col(Erc20Balances::ContractAddress)
-                .col(Erc20Balances::Wraps)
-                .col(Erc20Balances::Balance)
-                .col(Erc20Balances::OwnerAddress)
-                .to_owned(),
-        )
-        .await?;
+        m.create_index(owners_index(m.get_database_backend()))
+            .await?;
         m.create_table(
             Table::create()
                 .table(Erc20TokenTotals::Table)
@@ -89,6 +78,30 @@ impl MigrationTrait for Migration {
         m.drop_table(Table::drop().table(Erc20Balances::Table).to_owned())
             .await
     }
+}
+
+/// A token's real balances (`wraps = 0`) by balance, then owner: the holders list. On
+/// PostgreSQL and SQLite a partial index of those rows alone, so that the store's lookups of
+/// one (owner, token) row, which never say `wraps = 0`, cannot pick it over the primary key (on
+/// PostgreSQL, with the statistics of a table still being filled, they did, and each lookup
+/// walked the token's every holder). MySQL has no partial index: `wraps` leads the range there
+/// (its planner always takes a primary key whose every column is given).
+fn owners_index(backend: DbBackend) -> IndexCreateStatement {
+    let mut index = Index::create();
+    index
+        .name(OWNERS_INDEX)
+        .table(Erc20Balances::Table)
+        .col(Erc20Balances::ChainId)
+        .col(Erc20Balances::ContractAddress);
+    if backend == DbBackend::MySql {
+        index.col(Erc20Balances::Wraps);
+    } else {
+        index.and_where(Expr::col(Erc20Balances::Wraps).eq(Expr::cust("0")));
+    }
+    index
+        .col(Erc20Balances::Balance)
+        .col(Erc20Balances::OwnerAddress)
+        .to_owned()
 }
 
 /// `wraps * 2^256 + low`, `low` as four little-endian 64-bit limbs: the exact sum of any

@@ -8,7 +8,7 @@
 //! stored (a balance summed from part of a history would be made up), and the supply is
 //! unknown (`None`), so no share of it is given.
 
-use sea_orm::sea_query::{Query, SelectStatement};
+use sea_orm::sea_query::{Expr, ExprTrait, Query, SelectStatement};
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use super::answer::{Answer, Include, RelatedKeys, Relates};
@@ -115,12 +115,14 @@ impl TokenHoldersQuery {
         ))
     }
 
-    /// The token's real balances (`wraps` 0: a sum that is a uint256; zero is no row).
+    /// The token's real balances (`wraps` 0: a sum that is a uint256; zero is no row). The `0`
+    /// is written into the statement, not bound: it is what lets PostgreSQL and SQLite read the
+    /// partial index of real balances (`idx_erc20_balances_token`) in a prepared statement too.
     fn filter(&self) -> Condition {
         Condition::all()
             .add(B::ChainId.eq(self.chain.db_id()))
             .add(B::ContractAddress.eq(self.contract))
-            .add(B::Wraps.eq(0))
+            .add(Expr::col(B::Wraps).eq(Expr::cust("0")))
     }
 
     /// Rows after the cursor's (balance, owner) position, in the walk's order; the balance
