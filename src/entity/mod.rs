@@ -6,6 +6,8 @@ pub mod api_key;
 pub mod block;
 pub mod chain_state;
 pub mod contract;
+pub mod erc20_balance;
+pub mod erc20_token_total;
 pub mod erc20_transfer;
 pub mod indexer_lease;
 pub mod nft_holding;

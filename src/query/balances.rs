@@ -1,6 +1,11 @@
 //! What does this wallet hold of each ERC20 token? Balances summed from the wallet's transfer
 //! history: everything it received minus everything it sent, per token contract.
 //!
+//! The current balances are read from the sums the store keeps (`erc20_balances`, one index
+//! range per wallet); a balance as of a past block (`to_block`, when the wallet has a stored
+//! transfer after it) is summed from the transfers up to that block. Both give the same answer
+//! for the same transfers: the kept sum is the exact sum of every stored transfer.
+//!
 //! A balance is exact only when every transfer of the wallet in that token is stored: the
 //! wallet's whole history (or the token's) is. Until then the answer is `SYNCING` and holds only
 //! the balances of tokens whose own history is complete. A token whose balances do not follow
@@ -21,7 +26,7 @@ use super::status::Needs;
 use super::walk::Walk;
 use super::{Edge, Key, KeyPart, Page, QueryError, QueryService};
 use super::{TokenBalance, TokenBalanceQuery};
-use crate::entity::erc20_transfer;
+use crate::entity::{erc20_balance, erc20_transfer};
 use crate::store::lists::padded;
 use crate::types::{Address, Scope, Uint256};
 
@@ -203,9 +208,88 @@ impl QueryService {
     }
 }
 
+/// The wallet's balances: from the kept sums when they are the answer (no `to_block`, or no
+/// stored transfer of the wallet after it), else summed from its transfers.
+async fn sum_balances(
+    db: &impl ConnectionTrait,
+    q: &TokenBalanceQuery,
+    certain_only: bool,
+) -> Result<Vec<TokenBalance>, QueryError> {
+    if kept_sums_answer(db, q).await? {
+        kept_balances(db, q, certain_only).await
+    } else {
+        summed_balances(db, q, certain_only).await
+    }
+}
+
+/// Whether the kept sums are the balances as of the query's block: it has none (now), or the
+/// wallet has no stored transfer after it (one index probe per side). The zero address has no
+/// kept sums (it is never a holder): its mints and burns are summed.
+async fn kept_sums_answer(
+    db: &impl ConnectionTrait,
+    q: &TokenBalanceQuery,
+) -> Result<bool, QueryError> {
+    if q.owner.is_zero() {
+        return Ok(false);
+    }
+    let Some(block) = q.to_block else {
+        return Ok(true);
+    };
+    for side in [T::FromAddress, T::ToAddress] {
+        let later: Option<i64> = erc20_transfer::Entity::find()
+            .select_only()
+            .column(T::BlockNumber)
+            .filter(T::ChainId.eq(q.chain.db_id()))
+            .filter(side.eq(q.owner))
+            .filter(T::BlockNumber.gt(block.db()))
+            .limit(1)
+            .into_tuple()
+            .one(db)
+            .await?;
+        if later.is_some() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The wallet's balances read from the kept sums: those that are a uint256 (`wraps` 0; zero
+/// is no row), by token address — what [`Ledger::balances`] makes of the same transfers.
+async fn kept_balances(
+    db: &impl ConnectionTrait,
+    q: &TokenBalanceQuery,
+    certain_only: bool,
+) -> Result<Vec<TokenBalance>, QueryError> {
+    use erc20_balance::Column as B;
+    let mut find = erc20_balance::Entity::find()
+        .filter(B::ChainId.eq(q.chain.db_id()))
+        .filter(B::OwnerAddress.eq(q.owner))
+        .filter(B::Wraps.eq(0));
+    if !q.token_addresses.is_empty() {
+        find = find.filter(B::ContractAddress.is_in(padded(q.token_addresses.db_strings())));
+    }
+    if q.exclude_spam {
+        find = find.filter(B::ContractAddress.not_in_subquery(spam_contracts(q.chain)));
+    }
+    if certain_only {
+        find = find.filter(B::ContractAddress.in_subquery(complete_contracts(q.chain)));
+    }
+    let mut out: Vec<TokenBalance> = find
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|r| TokenBalance {
+            contract: r.contract_address,
+            balance: r.balance,
+        })
+        .collect();
+    out.sort_by_key(|b| b.contract);
+    Ok(out)
+}
+
 /// The wallet's balances summed from its stored transfers: two statements, received and
 /// sent (each served by its own index).
-async fn sum_balances(
+async fn summed_balances(
     db: &impl ConnectionTrait,
     q: &TokenBalanceQuery,
     certain_only: bool,

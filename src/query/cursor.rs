@@ -46,6 +46,9 @@ pub enum CursorKind {
     /// A collection's distinct holders.
     #[serde(rename = "uowners")]
     UniqueOwners,
+    /// An ERC20 token's holders.
+    #[serde(rename = "holders")]
+    TokenHolders,
 }
 
 /// The decoded content of a cursor. On the wire each field keeps the one-letter name the first

@@ -12,6 +12,8 @@
 //!   size, and the adapters only reshape.
 //! - [`QueryService::traits`], [`QueryService::traits_page`], [`QueryService::nfts_by_traits`]:
 //!   a collection's traits, counted from its tokens' metadata, and the NFTs that have some.
+//! - [`QueryService::token_holders`] and [`QueryService::token_stats`]: an ERC20 token's
+//!   holders by balance and its transfer count, from the balances the store keeps.
 //! - [`QueryService::media`]: preview media of a page's tokens (queues unknown images for the
 //!   media worker; never waits on a fetch).
 
@@ -34,6 +36,7 @@ mod owners;
 mod related;
 mod snapshot;
 pub mod status;
+mod token_holders;
 mod token_meta;
 mod traits;
 mod transfer_filter;
@@ -48,7 +51,10 @@ pub use chain_reads::{ChainReadError, ChainReader, ChainReads, NativeAnswer};
 pub use cursor::{CursorCodec, CursorError, CursorKind, CursorMint};
 pub use media::{MediaInfo, MediaPreview, MediaSource};
 pub use model::*;
-pub use nft_lookups::{CollectionStats, NftContract, Stated, TokenStats, UniqueOwnersQuery};
+pub use nft_lookups::{CollectionStats, NftContract, NftTokenStats, Stated, UniqueOwnersQuery};
+pub use token_holders::{
+    TokenHolder, TokenHolders, TokenHoldersQuery, TokenStats, TokenStatsQuery,
+};
 pub use token_meta::{TokenMeta, MAX_PER_SYMBOL};
 pub use traits::{
     CollectionTraits, NftRarity, NftsByTraitsQuery, TraitCount, TraitFilter, TraitRarity,

@@ -53,7 +53,7 @@ pub struct CollectionStats {
 
 /// What one NFT counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TokenStats {
+pub struct NftTokenStats {
     /// Wallets holding it (1 for a held ERC721 token, 0 for a burned one).
     pub owners: u64,
     /// Its transfers (mints and burns included).
@@ -256,12 +256,12 @@ impl QueryService {
     }
 
     /// How many wallets hold the token and how many transfers it has had.
-    pub async fn token_stats(
+    pub async fn nft_token_stats(
         &self,
         chain: Chain,
         collection: Address,
         token_id: Uint256,
-    ) -> Result<Stated<TokenStats>, QueryError> {
+    ) -> Result<Stated<NftTokenStats>, QueryError> {
         let needs = collections_need(&[collection]);
         let snap = self.snapshot().await?;
         let (view, done) = snap.settle(chain, |_| needs.clone()).await?;
@@ -277,7 +277,7 @@ impl QueryService {
             .await?;
         snap.close().await?;
         Ok(Stated {
-            value: TokenStats { owners, transfers },
+            value: NftTokenStats { owners, transfers },
             status: done.status,
             block: view.indexed_block,
         })

@@ -20,6 +20,8 @@
 //!   the last block at or before a date.
 //! - `GET /web3/version` and `GET /info/endpointWeights` ([`utils`]).
 //! - `GET /erc20/metadata` and `GET /erc20/metadata/symbols` ([`token_meta`]): ERC20 metadata.
+//! - `GET /erc20/{token_address}/owners` and `GET /erc20/{address}/stats` ([`token_holders`]):
+//!   a token's holders by balance and its transfer count, from the balances the store keeps.
 //! - `GET /{address}/balance` and `GET /wallets/balances` ([`native`]): native balances, read
 //!   from the chain's JSON-RPC endpoint.
 //! - `GET /nft/{address}/traits`, `…/traits/paginate`, `…/traits/resync` and `POST
@@ -59,6 +61,7 @@ pub mod owners;
 pub mod params;
 pub mod schemas;
 pub mod spec;
+pub mod token_holders;
 pub mod token_meta;
 pub mod token_transfers;
 pub mod traits;
@@ -208,11 +211,27 @@ fn collection_lookups() -> Router<AppState> {
         )
 }
 
+/// The routes of a token's holders and stats (read from the kept ERC20 balances). Moralis
+/// names the owners route's parameter `token_address`; sibling parameters share one name in
+/// the router.
+fn erc20_holders() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/erc20/{address}/owners",
+            get(token_holders::token_owners).fallback(method_not_allowed),
+        )
+        .route(
+            "/erc20/{address}/stats",
+            get(token_holders::token_stats).fallback(method_not_allowed),
+        )
+}
+
 /// The served routes.
 fn served() -> Router<AppState> {
     lookups()
         .merge(traits())
         .merge(collection_lookups())
+        .merge(erc20_holders())
         .route(
             "/{address}/nft",
             get(nft::wallet_nfts).fallback(method_not_allowed),

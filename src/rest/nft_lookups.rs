@@ -372,7 +372,7 @@ pub(super) async fn token_stats(
         status,
         block,
     } = service
-        .token_stats(chain, address, token_id)
+        .nft_token_stats(chain, address, token_id)
         .await
         .map_err(|e| ApiError::from_query("token_stats", e))?;
     let record = TokenStatsRecord {

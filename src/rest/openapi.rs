@@ -130,6 +130,8 @@ the server log).";
         super::triggers::resync_metadata,
         super::wallet_lookups::wallet_stats,
         super::wallet_lookups::wallet_active_chains,
+        super::token_holders::token_owners,
+        super::token_holders::token_stats,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),

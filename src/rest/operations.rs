@@ -89,7 +89,7 @@ const fn op(id: &'static str, method: &'static str, path: &'static str, s: Suppo
     }
 }
 
-use Support::{Planned, Served, Unserved};
+use Support::{Served, Unserved};
 
 /// Every operation of the Moralis EVM Data API v2.2, by group.
 #[rustfmt::skip]
@@ -151,8 +151,8 @@ pub const OPERATIONS: &[Operation] = &[
     op("getTokenTransfers", "GET", "/erc20/{address}/transfers", Served),
     op("getTokenMetadata", "GET", "/erc20/metadata", Served),
     op("getTokenMetadataBySymbol", "GET", "/erc20/metadata/symbols", Served),
-    op("getTokenOwners", "GET", "/erc20/{token_address}/owners", Planned),
-    op("getTokenStats", "GET", "/erc20/{address}/stats", Planned),
+    op("getTokenOwners", "GET", "/erc20/{token_address}/owners", Served),
+    op("getTokenStats", "GET", "/erc20/{address}/stats", Served),
     op("getTokenPrice", "GET", "/erc20/{address}/price", Unserved(PRICES)),
     op("getMultipleTokenPrices", "POST", "/erc20/prices", Unserved(PRICES)),
     op("getTokenAllowance", "GET", "/erc20/{address}/allowance", Unserved(APPROVALS)),

@@ -24,7 +24,8 @@ use std::collections::HashMap;
 
 use crate::query::{
     BlockRange, CollectionNftsQuery, CursorError, DateRange, Include, NftOwnersQuery, NftQuery,
-    NftTransferQuery, TokenBalanceQuery, TransferQuery, WalletCollectionsQuery,
+    NftTransferQuery, TokenBalanceQuery, TokenHoldersQuery, TokenStatsQuery, TransferQuery,
+    WalletCollectionsQuery,
 };
 use crate::types::{
     parse_date, parse_instant, Address, AddressList, BlockNumber, Chain, DateBound, PageSize,
@@ -802,6 +803,53 @@ impl NativeBalanceParams {
             wallets: p.address_batch("wallet_addresses")?,
             chain: p.chain()?,
             to_block: p.block("to_block")?,
+        })
+    }
+}
+
+/// Everything `GET /erc20/{token_address}/owners` was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenOwnersParams {
+    /// The filters handed to the query service.
+    pub query: TokenHoldersQuery,
+    /// The cursor of the page to read; `None` for the first page.
+    pub cursor: Option<String>,
+}
+
+impl TokenOwnersParams {
+    /// Parses the path's token address and the raw query string.
+    pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::read(spec::TOKEN_OWNERS, raw);
+        let contract = Address::parse(address).map_err(|e| ApiError::parse("token_address", e))?;
+        Ok(Self {
+            query: TokenHoldersQuery {
+                chain: p.chain()?,
+                contract,
+                order: p.order()?,
+                page_size: p.page_size()?,
+            },
+            cursor: p.cursor()?,
+        })
+    }
+}
+
+/// Everything `GET /erc20/{address}/stats` was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenStatsParams {
+    /// The question handed to the query service.
+    pub query: TokenStatsQuery,
+}
+
+impl TokenStatsParams {
+    /// Parses the path's token address and the raw query string.
+    pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        let p = RawParams::read(spec::TOKEN_STATS, raw);
+        let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        Ok(Self {
+            query: TokenStatsQuery {
+                chain: p.chain()?,
+                contract,
+            },
         })
     }
 }

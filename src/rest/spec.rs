@@ -235,6 +235,10 @@ route_specs! {
     WalletChains => WALLET_CHAINS,
     /// `GET /block/{block_number_or_hash}/nft/transfers`.
     BlockNftTransfers => BLOCK_NFT_TRANSFERS,
+    /// `GET /erc20/{token_address}/owners`.
+    TokenOwners => TOKEN_OWNERS,
+    /// `GET /erc20/{address}/stats`.
+    TokenStats => TOKEN_STATS,
 }
 
 /// Every route's table, for the checks that the tables are sound.
@@ -261,6 +265,8 @@ pub const ALL: &[&[ParamSpec]] = &[
     RESYNC_METADATA,
     WALLET_CHAINS,
     BLOCK_NFT_TRANSFERS,
+    TOKEN_OWNERS,
+    TOKEN_STATS,
 ];
 
 #[cfg(test)]

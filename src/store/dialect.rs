@@ -168,6 +168,24 @@ pub fn by_addresses(
     )
 }
 
+/// A PostgreSQL statement over (holder, token) address pairs: `$1` the chain, `$2`/`$3` the
+/// holders and tokens as arrays (`UNNEST($2::text[], $3::text[]) AS k(o, c)`).
+pub fn by_address_pairs(sql: &str, chain_id: i64, pairs: &[(Address, Address)]) -> Statement {
+    let (owners, tokens): (Vec<Value>, Vec<Value>) = pairs
+        .iter()
+        .map(|(o, t)| (Value::from(*o), Value::from(*t)))
+        .unzip();
+    Statement::from_sql_and_values(
+        DbBackend::Postgres,
+        sql,
+        [
+            Value::from(chain_id),
+            Value::Array(ArrayType::String, Some(Box::new(owners))),
+            Value::Array(ArrayType::String, Some(Box::new(tokens))),
+        ],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

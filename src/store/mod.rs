@@ -7,8 +7,9 @@
 //! transfers, optionally the chain checkpoint) in one transaction. It is idempotent: rows are
 //! keyed by (chain, block, log index [, batch index]) and inserted with `ON CONFLICT DO
 //! NOTHING`, and derived rows (holdings, token mints) are recomputed from the stored transfers
-//! of every token the batch touched, so writing the same batch twice — or batches out of
-//! order — yields the same database.
+//! of every token the batch touched, and ERC20 balances gain exactly the transfers the batch
+//! adds (`erc20_balances`), so writing the same batch twice — or batches out of order — yields
+//! the same database.
 //!
 //! The other doors, by table:
 //!
@@ -16,7 +17,8 @@
 //! |---|---|---|
 //! | [`chain`] | `chain_state`, `blocks` (reads) | the follower, status, import, demo |
 //! | [`blocks`] | `blocks` (reads by time) | the query service's block questions |
-//! | [`rollback`] | transfers, holdings, tokens, blocks | the follower's reorgs |
+//! | [`rollback`] | transfers, holdings, ERC20 balances, tokens, blocks | the follower's reorgs |
+//! | [`erc20_balances`] | `erc20_balances`, `erc20_token_totals` | kept by [`write_batch`] and [`rollback`] |
 //! | [`scopes`] | `scope_sync` | history fetches on demand |
 //! | [`lease`] | `indexer_lease` | one active indexer per chain |
 //! | [`contracts`], [`flags`], [`labels`], [`lists`] | `contracts`, `address_labels` | lists, heuristics, the indexer's `eth_call` reads, `tokenql contract` |
@@ -34,6 +36,7 @@ pub mod contracts;
 pub mod database;
 mod derive;
 pub mod dialect;
+pub(crate) mod erc20_balances;
 pub mod flags;
 pub mod keys;
 pub mod labels;

@@ -8,7 +8,7 @@ use sea_orm::{
 };
 
 use super::lease::{self, Fence};
-use super::{derive, set_checkpoint, Checkpoint, StoreError};
+use super::{derive, erc20_balances, set_checkpoint, Checkpoint, StoreError};
 use crate::entity::{block, erc20_transfer, nft_transfer};
 use crate::types::{Address, Chain, Uint256};
 
@@ -23,7 +23,8 @@ pub struct RollbackReport {
 
 /// Deletes blocks, transfers and derived rows above `keep_through` (everything when `None`)
 /// and writes `checkpoint`, atomically. Holdings and token rows of every affected token are recomputed from the
-/// transfers that remain. With a `fence`, only while the writer holds the chain's lease
+/// transfers that remain; ERC20 balances and token totals lose what the removed transfers
+/// added. With a `fence`, only while the writer holds the chain's lease
 /// ([`lease::check`]).
 pub async fn rollback_to(
     db: &DatabaseConnection,
@@ -52,6 +53,7 @@ pub async fn rollback_to(
         .await?
         .into_iter()
         .collect();
+    erc20_balances::remove_above(&txn, cid, fork).await?;
     let nft = nft_transfer::Entity::delete_many()
         .filter(nft_transfer::Column::ChainId.eq(cid))
         .filter(nft_transfer::Column::BlockNumber.gt(fork))

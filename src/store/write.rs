@@ -13,7 +13,7 @@ use sea_orm::{
     TransactionTrait,
 };
 
-use super::{derive, dialect, lease, now_ms, rows, scopes, CHUNK};
+use super::{derive, dialect, erc20_balances, lease, now_ms, rows, scopes, CHUNK};
 use crate::decode::{Erc20Move, NftMove};
 use crate::entity::{chain_state, contract};
 use crate::types::{Address, Chain, TokenStandard, Uint256};
@@ -84,8 +84,11 @@ pub async fn write_batch(
             .map_err(|holder| StoreError::LeaseLost { holder })?;
     }
     blocks.insert(&txn).await?;
+    // The ERC20 transfers this batch adds (not those stored already) move the balances.
+    let added = erc20_balances::unstored(&txn, cid, &batch.erc20).await?;
     erc20.insert(&txn).await?;
     nft.insert(&txn).await?;
+    erc20_balances::add_stored(&txn, cid, &added).await?;
 
     // Contracts seen, with the standard their events show.
     let mut standards: BTreeMap<Address, TokenStandard> = BTreeMap::new();

@@ -56,10 +56,12 @@ const COLLECTION_METADATA: &str = "/nft/{address}/metadata";
 const UNIQUE_OWNERS: &str = "/nft/{address}/unique-owners";
 const WALLET_STATS: &str = "/wallets/{address}/stats";
 const WALLET_CHAINS: &str = "/wallets/{address}/chains";
+const ERC20_OWNERS: &str = "/erc20/{token_address}/owners";
+const ERC20_STATS: &str = "/erc20/{address}/stats";
 /// The timestamp of a block of the demo (20000010): `dateToBlock` answers it exactly.
 const DEMO_BLOCK_TIME: u64 = 1_717_281_527;
 /// Every `GET` route, as the document names it.
-const ROUTES: [&str; 22] = [
+const ROUTES: [&str; 24] = [
     LATEST_BLOCK,
     DATE_TO_BLOCK,
     VERSION,
@@ -82,6 +84,8 @@ const ROUTES: [&str; 22] = [
     TRAITS,
     TRAITS_PAGE,
     TRAITS_RESYNC,
+    ERC20_OWNERS,
+    ERC20_STATS,
 ];
 
 fn document() -> Value {
@@ -466,6 +470,7 @@ fn route(path: &str) -> String {
     format!(
         "/api/v2{}",
         path.replace("{address}", WALLET)
+            .replace("{token_address}", USDT)
             .replace("{token_id}", "1")
             .replace("{chain}", "eth")
     )
@@ -699,6 +704,9 @@ async fn live_answers_validate_against_the_documented_schemas() {
         (UNIQUE_OWNERS, format!("/nft/{NFT_COLLECTION}/unique-owners?limit=2")),
         (WALLET_STATS, format!("/wallets/{COLLECTOR}/stats")),
         (WALLET_CHAINS, format!("/wallets/{COLLECTOR}/chains?chains=eth")),
+        (ERC20_OWNERS, format!("/erc20/{USDT}/owners?limit=3")),
+        (ERC20_OWNERS, format!("/erc20/{USDT}/owners?order=ASC&limit=50")),
+        (ERC20_STATS, format!("/erc20/{USDT}/stats")),
     ];
     for (path, q) in &v2_2_queries {
         let mut uri = format!("/api/v2.2{q}");
@@ -729,8 +737,8 @@ async fn live_answers_validate_against_the_documented_schemas() {
         let base = route(path);
         // The balances route and the lookups are not paged: they have no `limit` nor `cursor`,
         // and ignore them as they ignore every parameter they do not read.
-        let unpaged =
-            [BALANCES, TRAITS, TRAITS_RESYNC].contains(&path) || ROUTES[..8].contains(&path);
+        let unpaged = [BALANCES, TRAITS, TRAITS_RESYNC, ERC20_STATS].contains(&path)
+            || ROUTES[..8].contains(&path);
         let paged = if unpaged { plain_status(path) } else { 400 };
         let query = required(path);
         for (uri, key, status) in [

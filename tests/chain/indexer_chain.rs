@@ -1,9 +1,11 @@
 //! Black-box indexer suite against a real anvil chain with real compiled OpenZeppelin
 //! contracts, on every backend: a generated scenario checked against a model of it, and reorgs
-//! checked against the chain's own post-reorg state.
+//! checked against the chain's own post-reorg state (transfers, NFTs, and the token's holders
+//! and transfer count from the kept ERC20 balances).
 
 use crate::support::anvil;
 use crate::support::common;
+use crate::support::erc20_holders::{check_token, holders_truth};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -353,6 +355,13 @@ async fn check_against_chain(
     what: &str,
 ) {
     let truth = chain_erc20(chain, &[tok.to_string()]).await;
+    // The token's holders and transfer count, from the kept balances, against the chain's logs.
+    let token = tok.to_lowercase();
+    let moves = truth
+        .values()
+        .map(|(c, f, t, v)| (c.as_str(), f.as_str(), t.as_str(), v.as_str()));
+    let holders = holders_truth(moves, &token);
+    check_token(app, &token, &holders, None, 7, what).await;
     for w in &chain.accounts[..22] {
         let want: BTreeMap<_, _> = truth
             .iter()

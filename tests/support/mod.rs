@@ -5,6 +5,8 @@
 //! - [`common`]: the black-box harness (fresh database, server on port 0, API key), the
 //!   per-backend `backend_tests!` macro, the demo's ground truth, the `tokenql` binary.
 //! - [`anvil`]: a real local chain (anvil) and the contracts deployed on it.
+//! - [`erc20_holders`]: a token's holders computed from decoded transfers, and the checks of
+//!   the token owners and stats routes against them.
 //! - [`indexer`]: the indexer run in process or as a process against anvil, and chain reads.
 //! - [`history`]: the history-on-demand suite's scene, truth and checks.
 //! - [`proxy`]: a fault-injecting JSON-RPC proxy in front of anvil.
@@ -19,6 +21,7 @@
 
 pub mod anvil;
 pub mod common;
+pub mod erc20_holders;
 pub mod graphql;
 pub mod history;
 pub mod indexer;

@@ -169,7 +169,9 @@ pub async fn token(
     address: types::Address,
     token_id: types::Uint256,
 ) -> Result<NftTokenStats, GqlError> {
-    let s = service(ctx)?.token_stats(chain, address, token_id).await?;
+    let s = service(ctx)?
+        .nft_token_stats(chain, address, token_id)
+        .await?;
     Ok(NftTokenStats {
         owners: s.value.owners,
         transfers: s.value.transfers,

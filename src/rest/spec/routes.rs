@@ -467,9 +467,11 @@ pub const TRAITS_PAGE: &[ParamSpec] = &[
     },
     ORDERED_CURSOR,
 ];
+
 /// The query parameters of `GET /nft/{address}/metadata`, `POST /nft/metadata`, `GET
-/// /nft/{address}/stats`, `GET /nft/{address}/{token_id}/stats`, `PUT /nft/{address}/sync`, `GET /wallets/{address}/stats` and `POST
-/// /nft/getMultipleNFTs` (whose tokens come in the body).
+/// /nft/{address}/stats`, `GET /nft/{address}/{token_id}/stats`, `PUT /nft/{address}/sync`,
+/// `GET /wallets/{address}/stats` and `POST /nft/getMultipleNFTs` (whose tokens come in the
+/// body).
 pub const CHAIN_ONLY: &[ParamSpec] = &[CHAIN];
 
 /// The query parameters of `GET /nft/{address}/unique-owners`.
@@ -508,3 +510,20 @@ pub const WALLET_CHAINS: &[ParamSpec] = &[ParamSpec {
         server indexes. Repeated keys (`chains=eth&chains=0x89`), brackets (`chains[]=eth`), \
         indexed (`chains[0]=eth`) and comma-separated forms all work. An unknown chain: 400.",
 }];
+
+/// The query parameters of `GET /erc20/{token_address}/owners`.
+pub const TOKEN_OWNERS: &[ParamSpec] = &[
+    CHAIN,
+    LIMIT,
+    ParamSpec {
+        name: "order",
+        kind: Kind::Order,
+        description: "`DESC` (largest balance first, the default) or `ASC` (smallest first), \
+            in any letter case; holders with equal balances follow their address in the same \
+            direction.",
+    },
+    ORDERED_CURSOR,
+];
+
+/// The query parameters of `GET /erc20/{address}/stats`.
+pub const TOKEN_STATS: &[ParamSpec] = &[CHAIN];

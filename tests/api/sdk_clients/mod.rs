@@ -26,6 +26,7 @@ use crate::support::common;
 mod collection_lookups;
 mod lookups;
 mod python;
+mod token_holders;
 mod traits;
 mod want;
 use want::Want;

@@ -1,0 +1,468 @@
+//! Derived ERC20 state: each holder's balance of each token (`erc20_balances`) and each token's
+//! net supply and transfer count (`erc20_token_totals`), kept in the transaction that stores
+//! or removes the transfers they sum.
+//!
+//! A balance is the exact sum of the holder's stored transfers of the token, received minus
+//! sent, written as `wraps * 2^256 + balance` ([`Net`]): `wraps` is 0 for every real balance,
+//! -1 while the stored transfers sum to a negative balance (history not stored yet), 1 or more
+//! past 2^256. Unlike NFT holdings (replayed per token, `derive.rs`), balances are kept by
+//! adding what a batch stores and subtracting what a rollback removes: a busy wallet or token
+//! has millions of transfers, and a sum does not depend on the order they arrive in (history
+//! fetched on demand lands before the live range). Writing a batch twice adds nothing the
+//! second time: only transfers not stored yet count ([`unstored`]). The migration that created
+//! the tables fills them by replaying `erc20_transfers`, and the black-box suites compare them
+//! with a replay of the chain's logs. The zero address is never a holder; a sum of zero is no
+//! row.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect,
+};
+
+use super::dialect::{by_address_pairs, Dialect};
+use super::CHUNK;
+use crate::decode::Erc20Move;
+use crate::entity::{erc20_balance, erc20_token_total, erc20_transfer};
+use crate::types::{Address, Uint256};
+
+/// (holder, token) pairs per statement on SQLite and MySQL (two parameters each).
+const PAIRS_PER_ROUND: usize = 200;
+/// Blocks per statement when looking for stored transfers.
+const BLOCKS_PER_ROUND: usize = 500;
+
+/// `wraps * 2^256 + low`: the exact sum of any number of uint256 values, with either sign.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Net {
+    /// How many times 2^256 the sum differs from `low`.
+    pub wraps: i64,
+    /// The sum modulo 2^256.
+    pub low: Uint256,
+}
+
+impl Net {
+    /// Adds a uint256.
+    pub fn add(&mut self, v: Uint256) {
+        let (low, carry) = self.low.0.overflowing_add(v.0);
+        self.low = Uint256(low);
+        self.wraps += i64::from(carry);
+    }
+
+    /// Subtracts a uint256.
+    pub fn sub(&mut self, v: Uint256) {
+        let (low, borrow) = self.low.0.overflowing_sub(v.0);
+        self.low = Uint256(low);
+        self.wraps -= i64::from(borrow);
+    }
+
+    /// Adds another sum.
+    pub fn plus(&mut self, o: Net) {
+        self.add(o.low);
+        self.wraps += o.wraps;
+    }
+
+    /// Zero.
+    pub fn is_zero(&self) -> bool {
+        self.wraps == 0 && self.low.is_zero()
+    }
+
+    /// The value, when it is a uint256 (`wraps` 0).
+    #[cfg(test)]
+    pub fn value(&self) -> Option<Uint256> {
+        (self.wraps == 0).then_some(self.low)
+    }
+}
+
+/// One signed step of a sum: [`Net::add`] or [`Net::sub`].
+type Step = fn(&mut Net, Uint256);
+
+/// What some transfers change: per (holder, token) the sum and the last block, per token the
+/// supply and the transfer count.
+#[derive(Debug, Default)]
+pub(crate) struct Deltas {
+    balances: BTreeMap<(Address, Address), (Net, i64)>,
+    totals: BTreeMap<Address, (Net, i64)>,
+}
+
+impl Deltas {
+    /// Counts one transfer in (`removed`: out).
+    fn transfer(
+        &mut self,
+        contract: Address,
+        from: Address,
+        to: Address,
+        value: Uint256,
+        block: i64,
+        removed: bool,
+    ) {
+        let (add, sub): (Step, Step) = if removed {
+            (Net::sub, Net::add)
+        } else {
+            (Net::add, Net::sub)
+        };
+        let total = self.totals.entry(contract).or_default();
+        total.1 += if removed { -1 } else { 1 };
+        if from.is_zero() {
+            add(&mut total.0, value);
+        }
+        if to.is_zero() {
+            sub(&mut total.0, value);
+        }
+        if !from.is_zero() {
+            let e = self.balances.entry((from, contract)).or_default();
+            sub(&mut e.0, value);
+            e.1 = e.1.max(block);
+        }
+        if !to.is_zero() {
+            let e = self.balances.entry((to, contract)).or_default();
+            add(&mut e.0, value);
+            e.1 = e.1.max(block);
+        }
+    }
+
+    /// Whether nothing changes.
+    fn is_empty(&self) -> bool {
+        self.totals.is_empty()
+    }
+}
+
+/// The moves of a batch that are not stored yet (each key once): the ones storing it adds.
+/// Runs in the writing transaction, after its first write (see `write::lock_chain`).
+pub(crate) async fn unstored<'m, C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    moves: &'m [Erc20Move],
+) -> Result<Vec<&'m Erc20Move>, DbErr> {
+    let blocks: BTreeSet<i64> = moves.iter().map(|m| m.meta.block_number as i64).collect();
+    let blocks: Vec<i64> = blocks.into_iter().collect();
+    let mut stored: BTreeSet<(i64, i32)> = BTreeSet::new();
+    for round in blocks.chunks(BLOCKS_PER_ROUND) {
+        let keys = erc20_transfer::Entity::find()
+            .select_only()
+            .column(erc20_transfer::Column::BlockNumber)
+            .column(erc20_transfer::Column::LogIndex)
+            .filter(erc20_transfer::Column::ChainId.eq(cid))
+            .filter(erc20_transfer::Column::BlockNumber.is_in(round.to_vec()))
+            .into_tuple::<(i64, i32)>()
+            .all(db)
+            .await?;
+        stored.extend(keys);
+    }
+    let mut seen = BTreeSet::new();
+    Ok(moves
+        .iter()
+        .filter(|m| {
+            let key = (m.meta.block_number as i64, m.meta.log_index as i32);
+            !stored.contains(&key) && seen.insert(key)
+        })
+        .collect())
+}
+
+/// Adds newly stored transfers to the balances and totals.
+pub(crate) async fn add_stored<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    moves: &[&Erc20Move],
+) -> Result<(), DbErr> {
+    let mut d = Deltas::default();
+    for m in moves {
+        d.transfer(
+            m.meta.contract,
+            m.from,
+            m.to,
+            m.value,
+            m.meta.block_number as i64,
+            false,
+        );
+    }
+    apply(db, cid, &d, None).await
+}
+
+/// Subtracts the transfers above `fork` (about to be deleted by a rollback) from the balances
+/// and totals; a balance's last block becomes that of its last transfer at or below `fork`.
+pub(crate) async fn remove_above<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    fork: i64,
+) -> Result<(), DbErr> {
+    let removed = erc20_transfer::Entity::find()
+        .filter(erc20_transfer::Column::ChainId.eq(cid))
+        .filter(erc20_transfer::Column::BlockNumber.gt(fork))
+        .all(db)
+        .await?;
+    let mut d = Deltas::default();
+    for t in removed {
+        d.transfer(
+            t.contract_address,
+            t.from_address,
+            t.to_address,
+            t.value,
+            t.block_number,
+            true,
+        );
+    }
+    apply(db, cid, &d, Some(fork)).await
+}
+
+/// Applies `d` to the stored rows. `fork`: the transfers above it are being removed, so a
+/// remaining balance's last block is looked up at or below it.
+async fn apply<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    d: &Deltas,
+    fork: Option<i64>,
+) -> Result<(), DbErr> {
+    if d.is_empty() {
+        return Ok(());
+    }
+    use erc20_balance::Column as B;
+    let pairs: Vec<(Address, Address)> = d.balances.keys().copied().collect();
+    let per_round = if Dialect::of(db).takes_key_arrays() {
+        CHUNK * 5
+    } else {
+        PAIRS_PER_ROUND
+    };
+    for round in pairs.chunks(per_round) {
+        let stored: BTreeMap<(Address, Address), erc20_balance::Model> = read_pairs(db, cid, round)
+            .await?
+            .into_iter()
+            .map(|r| ((r.owner_address, r.contract_address), r))
+            .collect();
+        let mut rows = Vec::new();
+        let mut emptied = Vec::new();
+        for key in round {
+            let Some((delta, block)) = d.balances.get(key) else {
+                continue;
+            };
+            let mut net = Net::default();
+            let mut last = *block;
+            let stored_row = stored.get(key);
+            if let Some(r) = stored_row {
+                net = Net {
+                    wraps: r.wraps,
+                    low: r.balance,
+                };
+                last = last.max(r.block_number);
+            }
+            net.plus(*delta);
+            if net.is_zero() {
+                if stored_row.is_some() {
+                    emptied.push(*key);
+                }
+                continue;
+            }
+            if let Some(fork) = fork {
+                last = last_block(db, cid, key.0, key.1, fork).await?;
+            }
+            rows.push(erc20_balance::ActiveModel::from(erc20_balance::Model {
+                chain_id: cid,
+                owner_address: key.0,
+                contract_address: key.1,
+                balance: net.low,
+                wraps: net.wraps,
+                block_number: last,
+            }));
+        }
+        if !emptied.is_empty() {
+            erc20_balance::Entity::delete_many()
+                .filter(pair_condition(cid, &emptied))
+                .exec(db)
+                .await?;
+        }
+        for chunk in rows.chunks(CHUNK) {
+            erc20_balance::Entity::insert_many(chunk.to_vec())
+                .on_conflict(
+                    OnConflict::columns([B::ChainId, B::OwnerAddress, B::ContractAddress])
+                        .update_columns([B::Balance, B::Wraps, B::BlockNumber])
+                        .to_owned(),
+                )
+                .exec_without_returning(db)
+                .await?;
+        }
+    }
+    apply_totals(db, cid, &d.totals).await
+}
+
+/// Applies per-token changes to `erc20_token_totals` (a token with no transfer left loses its
+/// row).
+async fn apply_totals<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    totals: &BTreeMap<Address, (Net, i64)>,
+) -> Result<(), DbErr> {
+    use erc20_token_total::Column as T;
+    let tokens: Vec<Address> = totals.keys().copied().collect();
+    for round in tokens.chunks(CHUNK) {
+        let stored: BTreeMap<Address, erc20_token_total::Model> = erc20_token_total::Entity::find()
+            .filter(T::ChainId.eq(cid))
+            .filter(T::ContractAddress.is_in(round.iter().map(|a| a.to_string())))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|r| (r.contract_address, r))
+            .collect();
+        let mut rows = Vec::new();
+        for token in round {
+            let Some((delta, count)) = totals.get(token) else {
+                continue;
+            };
+            let (mut supply, mut transfers) = (Net::default(), 0);
+            if let Some(r) = stored.get(token) {
+                supply = Net {
+                    wraps: r.supply_wraps,
+                    low: r.supply,
+                };
+                transfers = r.transfers;
+            }
+            supply.plus(*delta);
+            transfers += count;
+            if transfers > 0 {
+                rows.push(erc20_token_total::ActiveModel::from(
+                    erc20_token_total::Model {
+                        chain_id: cid,
+                        contract_address: *token,
+                        supply: supply.low,
+                        supply_wraps: supply.wraps,
+                        transfers,
+                    },
+                ));
+            }
+        }
+        erc20_token_total::Entity::delete_many()
+            .filter(T::ChainId.eq(cid))
+            .filter(T::ContractAddress.is_in(round.iter().map(|a| a.to_string())))
+            .exec(db)
+            .await?;
+        if !rows.is_empty() {
+            erc20_token_total::Entity::insert_many(rows)
+                .exec_without_returning(db)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The block of the last stored transfer at or below `fork` between `owner` and `token` (one
+/// index probe per side); 0 when there is none (the balance is then history not stored yet).
+async fn last_block<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    owner: Address,
+    token: Address,
+    fork: i64,
+) -> Result<i64, DbErr> {
+    use erc20_transfer::Column as T;
+    let mut last = 0;
+    for side in [T::FromAddress, T::ToAddress] {
+        let found: Option<i64> = erc20_transfer::Entity::find()
+            .select_only()
+            .column(T::BlockNumber)
+            .filter(T::ChainId.eq(cid))
+            .filter(side.eq(owner))
+            .filter(T::ContractAddress.eq(token))
+            .filter(T::BlockNumber.lte(fork))
+            .order_by_desc(T::BlockNumber)
+            .limit(1)
+            .into_tuple()
+            .one(db)
+            .await?;
+        last = last.max(found.unwrap_or(0));
+    }
+    Ok(last)
+}
+
+/// `(owner, token) IN pairs`, written as an `OR` (SQLite, MySQL).
+fn pair_condition(cid: i64, pairs: &[(Address, Address)]) -> Condition {
+    use erc20_balance::Column as B;
+    let mut any = Condition::any();
+    for (owner, token) in pairs {
+        any = any.add(
+            Condition::all()
+                .add(B::OwnerAddress.eq(*owner))
+                .add(B::ContractAddress.eq(*token)),
+        );
+    }
+    Condition::all().add(B::ChainId.eq(cid)).add(any)
+}
+
+/// The stored balance rows of `pairs`: on PostgreSQL one primary-key probe per pair (the
+/// `LATERAL … LIMIT 1` keeps the planner from hashing the whole table when its statistics are
+/// stale, as they are while a chain is first indexed).
+async fn read_pairs<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    pairs: &[(Address, Address)],
+) -> Result<Vec<erc20_balance::Model>, DbErr> {
+    if Dialect::of(db).takes_key_arrays() {
+        erc20_balance::Entity::find()
+            .from_raw_sql(by_address_pairs(
+                "SELECT b.* FROM UNNEST($2::text[], $3::text[]) AS k(o, c) CROSS JOIN LATERAL \
+                 (SELECT * FROM erc20_balances x WHERE x.chain_id = $1 AND x.owner_address = k.o \
+                 AND x.contract_address = k.c LIMIT 1) b",
+                cid,
+                pairs,
+            ))
+            .all(db)
+            .await
+    } else {
+        erc20_balance::Entity::find()
+            .filter(pair_condition(cid, pairs))
+            .all(db)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(n: u8) -> Address {
+        Address::parse(&format!("0x{n:040x}")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn u(n: u64) -> Uint256 {
+        Uint256::from_u64(n)
+    }
+
+    #[test]
+    fn a_sum_carries_and_borrows_into_wraps() {
+        let mut n = Net::default();
+        n.sub(u(1));
+        assert_eq!((n.wraps, n.low), (-1, Uint256::MAX));
+        assert_eq!(n.value(), None, "a negative sum is no balance");
+        n.add(u(1));
+        assert!(n.is_zero());
+        n.add(Uint256::MAX);
+        n.add(Uint256::MAX);
+        assert_eq!(n.wraps, 1);
+        let mut m = Net::default();
+        m.sub(Uint256::MAX);
+        m.sub(Uint256::MAX);
+        n.plus(m);
+        assert!(n.is_zero(), "adding the opposite sum gives zero exactly");
+    }
+
+    #[test]
+    fn transfers_move_balances_and_supply_and_cancel_when_removed() {
+        let (token, x, y) = (a(0xc), a(1), a(2));
+        let mut d = Deltas::default();
+        d.transfer(token, Address::ZERO, x, u(10), 5, false);
+        d.transfer(token, x, y, u(4), 7, false);
+        d.transfer(token, y, Address::ZERO, u(1), 8, false);
+        assert_eq!(d.balances[&(x, token)].0.value(), Some(u(6)));
+        assert_eq!(d.balances[&(x, token)].1, 7);
+        assert_eq!(d.balances[&(y, token)].0.value(), Some(u(3)));
+        assert_eq!(
+            d.totals[&token].0.value(),
+            Some(u(9)),
+            "minted 10, burned 1"
+        );
+        assert_eq!(d.totals[&token].1, 3);
+        assert!(!d.balances.contains_key(&(Address::ZERO, token)));
+        d.transfer(token, x, y, u(4), 7, true);
+        assert_eq!(d.balances[&(x, token)].0.value(), Some(u(10)));
+        assert_eq!(d.totals[&token].1, 2);
+    }
+}
