@@ -110,6 +110,51 @@ async fn erc20_owners_and_stats(backend: Backend) {
     }
     assert!(holders > 20, "the picked tokens have holders: {holders}");
 
+    // The graph's `token { holders stats }` agree with REST.
+    let token = &tokens[0].0;
+    let (rest, _) = walk_owners(&app, "/api/v2.2", token, "DESC", 100).await;
+    let rest: Vec<(String, String)> = rest
+        .iter()
+        .map(|r| {
+            (
+                text(&r["owner_address"]).unwrap_or_default(),
+                text(&r["balance"]).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut graph: Vec<(String, String)> = Vec::new();
+    let mut after = String::new();
+    loop {
+        let q = format!(
+            r#"{{ token(chain: "eth", address: "{token}") {{ stats {{ transfers status }}
+                holders(first: 5{after}) {{ status edges {{ node {{ address balance }} }} pageInfo {{ hasNextPage endCursor }} }} }} }}"#
+        );
+        let data = app.graphql_ok(&q, serde_json::json!({})).await;
+        let h = &data["token"]["holders"];
+        assert_eq!(h["status"], "SYNCED", "{data}");
+        graph.extend(h["edges"].as_array().into_iter().flatten().map(|e| {
+            (
+                text(&e["node"]["address"]).unwrap_or_default(),
+                text(&e["node"]["balance"]).unwrap_or_default(),
+            )
+        }));
+        let (_, _, stats) = app
+            .get_rest(&format!("/api/v2.2/erc20/{token}/stats"))
+            .await;
+        assert_eq!(
+            data["token"]["stats"]["transfers"].to_string(),
+            stats["transfers"]["total"].as_str().unwrap_or_default()
+        );
+        if h["pageInfo"]["hasNextPage"] != serde_json::json!(true) {
+            break;
+        }
+        after = format!(
+            ", after: \"{}\"",
+            text(&h["pageInfo"]["endCursor"]).unwrap_or_default()
+        );
+    }
+    assert_eq!(graph, rest, "token {{ holders }} walks the REST owners");
+
     // Every token's holders: a replay of the stored transfers (the migration's backfill) makes
     // the same rows the writes kept; importing the same logs again adds nothing.
     let before = kept(&app).await;

@@ -30,6 +30,74 @@ impl Listed for CollectionHolder {
 
 impl PlainNode for CollectionHolder {}
 
+/// One holder of an ERC20 token, with its balance.
+#[derive(SimpleObject)]
+pub struct TokenHolder {
+    /// The holder's address.
+    address: Address,
+    /// Its balance, in the token's smallest unit (exact uint256; never zero).
+    balance: crate::graphql::scalars::Uint256,
+    /// The block of its last stored transfer of the token.
+    block_number: BlockNumber,
+}
+
+impl Listed for TokenHolder {
+    const CONNECTION: &'static str = "TokenHolderConnection";
+    const EDGE: &'static str = "TokenHolderEdge";
+}
+
+impl PlainNode for TokenHolder {}
+
+/// An ERC20 token's counts.
+#[derive(SimpleObject)]
+pub struct TokenStats {
+    /// Its transfers.
+    transfers: u64,
+    /// `SYNCED` once the token contract's whole history is indexed; before, the count of the
+    /// transfers stored so far.
+    status: SyncStatus,
+}
+
+/// `Token.holders`.
+pub async fn token_holders(
+    ctx: &Context<'_>,
+    chain: Chain,
+    contract: types::Address,
+    order: types::SortOrder,
+    first: i32,
+    after: Option<String>,
+) -> Result<Connection<TokenHolder>, GqlError> {
+    let q = query::TokenHoldersQuery {
+        chain,
+        contract,
+        order,
+        page_size: args::first(first)?,
+    };
+    let after = args::after(after.as_deref())?;
+    let holders = service(ctx)?.token_holders(&q, after).await?;
+    Ok(Connection::from_page(holders.answer.page, |h| {
+        TokenHolder {
+            address: h.owner.into(),
+            balance: h.balance.into(),
+            block_number: h.block_number.into(),
+        }
+    }))
+}
+
+/// `Token.stats`.
+pub async fn token_counts(
+    ctx: &Context<'_>,
+    chain: Chain,
+    contract: types::Address,
+) -> Result<TokenStats, GqlError> {
+    let q = query::TokenStatsQuery { chain, contract };
+    let s = service(ctx)?.token_stats(&q).await?;
+    Ok(TokenStats {
+        transfers: s.transfers,
+        status: s.status.into(),
+    })
+}
+
 /// A collection's counts.
 #[derive(SimpleObject)]
 pub struct NftCollectionStats {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
+use super::stats::{self, TokenHolder};
 use super::transfer::{self, Erc20Transfer};
 use crate::graphql::args;
 use crate::graphql::connection::{nested_page_cost, Connection};
@@ -100,6 +101,30 @@ impl Token {
     /// Whether the token is verified.
     async fn verified_contract(&self) -> Result<bool, GqlError> {
         Ok(self.contract().await?.is_some_and(|c| c.verified))
+    }
+
+    /// Who holds the token, largest balance first unless `order: ASC` (ties by address), from
+    /// the balances the indexer keeps (`getTokenOwners`). `SYNCED` once the token's whole
+    /// history is indexed; before, only holders whose own history is complete are listed.
+    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
+    async fn holders(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100, desc = "How many holders per page: 1 to 100.")] first: i32,
+        #[graphql(desc = "The `endCursor` of the previous page, to get the next one.")]
+        after: Option<String>,
+        #[graphql(
+            default,
+            desc = "`DESC` (largest balance first, the default) or `ASC`."
+        )]
+        order: Order,
+    ) -> Result<Connection<TokenHolder>, GqlError> {
+        stats::token_holders(ctx, self.chain, self.address, order.into(), first, after).await
+    }
+
+    /// How many transfers the token has had (`getTokenStats`).
+    async fn stats(&self, ctx: &Context<'_>) -> Result<stats::TokenStats, GqlError> {
+        stats::token_counts(ctx, self.chain, self.address).await
     }
 
     /// The token's transfers, newest first unless `order: ASC`: by block, then log index.
