@@ -106,7 +106,7 @@ async fn balance(anvil: &Anvil, a: &str, block: u64) -> String {
     .to_string()
 }
 
-async fn spawn(anvil: &Anvil) -> TestApp {
+async fn spawn(anvil: &Anvil, backend: Backend) -> TestApp {
     let chain_reads = tokenql::startup::chain_reads::chain_reads(
         &[(Chain::ETH, anvil.url.clone())],
         Duration::from_secs(5),
@@ -117,7 +117,7 @@ async fn spawn(anvil: &Anvil) -> TestApp {
         chain_reads,
         ..Default::default()
     };
-    let app = common::spawn_with(Backend::Sqlite, options).await;
+    let app = common::spawn_with(backend, options).await;
     app.load_demo().await;
     app
 }
@@ -245,10 +245,9 @@ fn shape(name: &str, raw: &Value) -> Value {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sdk_lookups() {
+async fn sdk_lookups(backend: Backend) {
     let anvil = chain().await;
-    let app = spawn(&anvil).await;
+    let app = spawn(&anvil, backend).await;
     let (_, _, ts) = sample_block();
     let date = tokenql::types::iso8601_secs(ts);
     let (a, b) = (anvil.accounts[0].clone(), anvil.accounts[1].clone());
@@ -380,3 +379,5 @@ fn js_typed(js: &[Value], want: &[(&str, Value)]) {
         "{balance}"
     );
 }
+
+crate::backend_tests!(sdk_lookups);

@@ -627,11 +627,11 @@ fn check_typed_fields(ctx: &str, t: &Value, r: &Value, fields: &[&str]) {
     }
 }
 
-/// The demo, plus what it lacks and the SDKs must carry: token metadata (a JSON string with
+/// The demo on `backend`, plus what it lacks and the SDKs must carry: token metadata (a JSON string with
 /// non-ASCII text and nested values), token URIs, sync times, a named verified collection and
 /// a possible-spam one, an address label, and the sync state of the collections the calls name.
-async fn spawn_enriched() -> TestApp {
-    let app = common::spawn(Backend::Sqlite).await;
+async fn spawn_enriched(backend: Backend) -> TestApp {
+    let app = common::spawn(backend).await;
     app.load_demo().await;
     let metadata = json!({
         "name": META_NAME,
@@ -757,7 +757,7 @@ fn common_nft_calls() -> Vec<Call> {
 /// parameter it has, at `/api/v2.2` and at `/api/v2`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn moralis_2_27_get_wallet_nfts() {
-    let app = spawn_enriched().await;
+    let app = spawn_enriched(Backend::Sqlite).await;
     for prefix in ["/api/v2.2", "/api/v2"] {
         let mut calls = common_nft_calls();
         calls.extend([
@@ -851,7 +851,7 @@ async fn moralis_2_27_get_wallet_nfts() {
 /// `total > page_size × page`, so `total`, `page` and `page_size` must be exact.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn moralis_2_22_get_wallet_nfts() {
-    let app = spawn_enriched().await;
+    let app = spawn_enriched(Backend::Sqlite).await;
     let mut calls = common_nft_calls();
     calls.extend([
         Call::pages(
@@ -898,7 +898,7 @@ async fn moralis_2_22_get_wallet_nfts() {
 /// bounds, limits, paging with `next()`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn moralis_2_22_get_erc20_transfers() {
-    let app = spawn_enriched().await;
+    let app = spawn_enriched(Backend::Sqlite).await;
     // Choose filters that select something from the data itself.
     let all = app.rest_transfers("", 100).await;
     let mut contracts: BTreeMap<String, usize> = BTreeMap::new();
@@ -1003,7 +1003,7 @@ async fn moralis_2_22_get_erc20_transfers() {
 /// `next()`; a date the SDK refuses itself, and dates in the wrong order answered with our 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn moralis_2_27_wallet_and_token_transfers() {
-    let app = spawn_enriched().await;
+    let app = spawn_enriched(Backend::Sqlite).await;
     let all = app.rest_transfers("", 100).await;
     let mut wallets: BTreeMap<String, usize> = BTreeMap::new();
     for t in &all {
@@ -1168,7 +1168,7 @@ async fn moralis_2_27_wallet_and_token_transfers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn moralis_2_27_balances_and_collection_nfts() {
     let truth = Truth::demo();
-    let app = spawn_enriched().await;
+    let app = spawn_enriched(Backend::Sqlite).await;
     let (holder, spam, listed) = want::balance_wallet(&truth);
     mark_spam(&app, &spam).await;
     let mut blocks: Vec<u64> = truth

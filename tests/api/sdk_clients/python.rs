@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use super::want::{self, hex_id, query, Order, Want};
 use super::{run_sdk, spawn_enriched, upper, LABEL, LABELED, RICH, SPAM, USDT, WALLET_15};
 use crate::support::common::truth::{Nft, NftMove, Truth, ZERO};
+use crate::support::common::Backend;
 
 /// The client folder, `tests/clients/moralis-py`.
 pub const CLIENT: &str = "moralis-py";
@@ -233,7 +234,7 @@ async fn moralis_py_0_1_49_v2_2_calls() {
     let python = interpreter();
     eprintln!("{CLIENT}: {}", python.display());
     let truth = Truth::demo();
-    let app = spawn_enriched().await;
+    let app = spawn_enriched(Backend::Sqlite).await;
 
     // ERC20: the busiest wallet, its two busiest tokens, a date window inside its history.
     let wallet = truth

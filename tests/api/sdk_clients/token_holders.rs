@@ -73,10 +73,9 @@ fn holders(
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sdk_token_owners_and_stats() {
+async fn sdk_token_owners_and_stats(backend: Backend) {
     let truth = Truth::demo();
-    let app = common::spawn(Backend::Sqlite).await;
+    let app = common::spawn(backend).await;
     app.load_demo().await;
     let token = busiest_token(&truth);
     let moves = truth.transfers.iter().map(|t| {
@@ -137,3 +136,5 @@ async fn sdk_token_owners_and_stats() {
     assert_eq!(call(&py, "stats")["pages"][0]["raw"], stats, "Python stats");
     app.cleanup().await;
 }
+
+crate::backend_tests!(sdk_token_owners_and_stats);

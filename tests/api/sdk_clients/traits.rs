@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use tokenql::entity::nft_token;
 
 use super::{python, run_sdk, spawn_enriched, RICH};
-use crate::support::common::TestApp;
+use crate::support::common::{Backend, TestApp};
 
 /// A trait value as text, as the API writes it.
 fn text(v: &Value) -> Option<String> {
@@ -58,9 +58,8 @@ async fn truth(app: &TestApp) -> (BTreeMap<(String, String), u64>, u64) {
     (counts, tokens)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_traits() {
-    let app = spawn_enriched().await;
+async fn python_sdk_traits(backend: Backend) {
+    let app = spawn_enriched(backend).await;
     // Every token's metadata of the collection fetched: the answers are complete, with rarity.
     nft_token::Entity::update_many()
         .col_expr(nft_token::Column::MetadataStatus, Expr::value("ok"))
@@ -149,3 +148,5 @@ async fn python_sdk_traits() {
         "{requests:?}"
     );
 }
+
+crate::backend_tests!(python_sdk_traits);
