@@ -223,17 +223,37 @@ fn check(sdk: &str, calls: &[Value], e: &Expected) {
         ),
         "{sdk}: {chains}"
     );
+    // The triggers: each reached the server at its method and path, and its answer came back.
+    let c = &e.collection.0;
+    for (name, method, path) in [
+        ("sync", "PUT", format!("/nft/{c}/sync")),
+        (
+            "resync",
+            "GET",
+            format!("/nft/{c}/{}/metadata/resync", e.token.0),
+        ),
+    ] {
+        let call = calls.iter().find(|x| x["name"] == name).expect("call");
+        assert!(call["error"].is_null(), "{sdk} {name}: {}", call["error"]);
+        let sent = call["requests"].as_array().into_iter().flatten().any(|r| {
+            r["method"] == method && r["path"].as_str().is_some_and(|p| p.contains(&path))
+        });
+        assert!(
+            sent,
+            "{sdk} {name}: no {method} {path} in {}",
+            call["requests"]
+        );
+    }
     assert_eq!(
-        page(calls, "sync")["raw"]["message"]
-            .as_str()
-            .or(Some(""))
-            .map(|_| ()),
-        Some(()),
+        page(calls, "sync")["raw"],
+        json!({"message": "Request Initiated"}),
         "{sdk}: syncNFTContract"
     );
-    assert!(
-        page(calls, "resync")["raw"].is_object(),
-        "{sdk}: reSyncMetadata"
+    let queued = "Request received: the metadata will be fetched again";
+    assert_eq!(
+        page(calls, "resync")["raw"],
+        json!({"status": queued, "message": queued}),
+        "{sdk}: reSyncMetadata (async)"
     );
 }
 
