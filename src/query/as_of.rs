@@ -7,6 +7,10 @@
 //!   changed what it held is one it sent or received (two index ranges of `nft_transfers`).
 //! - A collection's (or one token's) holders need the collection's moves up to `N`.
 //!
+//! A walk pinned to a block ([`super::walk::Walk::hold`]) reads its later pages at the head
+//! and replays only what changed since ([`since`], [`merge`]): a page costs one more index range
+//! (the moves after the pinned block) while the chain moves slowly under the walk.
+//!
 //! Both are read inside the caller's snapshot, then filtered, ordered and cut to the page in
 //! memory: the cost grows with the moves up to `N` (see `docs/BENCHMARKS.md`), not with the
 //! page. An incomplete answer keeps only the holdings partial history cannot have made up, as
@@ -32,6 +36,17 @@ pub(super) enum Holders {
     Collection(Address, Option<Uint256>),
 }
 
+/// Which of the holdings to replay.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Within<'a> {
+    /// All of them.
+    All,
+    /// Only these tokens' (contract, token id).
+    Tokens(&'a HashSet<(Address, Uint256)>),
+    /// Only the tokens of these collections.
+    Contracts(&'a HashSet<Address>),
+}
+
 /// The holdings of `who` after block `block`, as holding rows (owner, contract, token id,
 /// standard, amount, acquisition block), in no particular order.
 pub(super) async fn holdings_at(
@@ -39,6 +54,7 @@ pub(super) async fn holdings_at(
     chain: Chain,
     who: Holders,
     block: u64,
+    within: Within<'_>,
 ) -> Result<Vec<nft_holding::Model>, QueryError> {
     let mut moves = Condition::all()
         .add(T::ChainId.eq(chain.db_id()))
@@ -54,6 +70,19 @@ pub(super) async fn holdings_at(
             moves.add(T::ContractAddress.eq(c)).add(T::TokenId.eq(t))
         }
     };
+    match within {
+        Within::All => {}
+        Within::Tokens(tokens) => {
+            let contracts: HashSet<Address> = tokens.iter().map(|t| t.0).collect();
+            let ids: HashSet<Uint256> = tokens.iter().map(|t| t.1).collect();
+            moves = moves
+                .add(T::ContractAddress.is_in(contracts))
+                .add(T::TokenId.is_in(ids));
+        }
+        Within::Contracts(contracts) => {
+            moves = moves.add(T::ContractAddress.is_in(contracts.iter().copied()));
+        }
+    }
     let rows = nft_transfer::Entity::find()
         .filter(moves)
         .order_by_asc(T::BlockNumber)
@@ -70,6 +99,9 @@ pub(super) async fn holdings_at(
     }
     let mut out = Vec::new();
     for ((contract, token_id), moves) in per_token {
+        if matches!(within, Within::Tokens(t) if !t.contains(&(contract, token_id))) {
+            continue;
+        }
         let (holders, kind) = replay_moves(&moves);
         for (owner, (amount, acquired)) in holders {
             if matches!(who, Holders::Wallet(w) if w != owner) {
@@ -143,4 +175,117 @@ pub(super) async fn keep_certain(
         .into_iter()
         .filter(|r| complete.contains(&r.contract_address) || live(r))
         .collect())
+}
+
+/// The tokens (contract, token id) `who` has moves of after `block`, as far as the snapshot
+/// holds: the only holdings that can differ between `block` and the indexed head.
+async fn touched_after(
+    db: &impl ConnectionTrait,
+    chain: Chain,
+    who: Holders,
+    block: u64,
+) -> Result<HashSet<(Address, Uint256)>, QueryError> {
+    use sea_orm::QuerySelect;
+    let mut moves = Condition::all()
+        .add(T::ChainId.eq(chain.db_id()))
+        .add(T::BlockNumber.gt(i64::try_from(block).unwrap_or(i64::MAX)));
+    moves = match who {
+        Holders::Wallet(w) => moves.add(
+            Condition::any()
+                .add(T::FromAddress.eq(w))
+                .add(T::ToAddress.eq(w)),
+        ),
+        Holders::Collection(c, None) => moves.add(T::ContractAddress.eq(c)),
+        Holders::Collection(c, Some(t)) => {
+            moves.add(T::ContractAddress.eq(c)).add(T::TokenId.eq(t))
+        }
+    };
+    Ok(nft_transfer::Entity::find()
+        .filter(moves)
+        .select_only()
+        .column(T::ContractAddress)
+        .column(T::TokenId)
+        .into_tuple::<(Address, Uint256)>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect())
+}
+
+/// What a page pinned to a past block must replace in the head's rows.
+pub(super) struct Since {
+    /// The tokens whose holdings changed after the pinned block.
+    pub tokens: HashSet<(Address, Uint256)>,
+    /// Their holdings as of the pinned block (by `who`).
+    pub rows: Vec<nft_holding::Model>,
+}
+
+/// The holdings of `who` that changed after `pinned` and what they were at `pinned`; `None`
+/// when nothing changed (the indexed head is `pinned`, or no move of `who` was stored since):
+/// then the head's rows are the answer as of `pinned`.
+pub(super) async fn since(
+    db: &impl ConnectionTrait,
+    chain: Chain,
+    who: Holders,
+    pinned: u64,
+    indexed: Option<u64>,
+) -> Result<Option<Since>, QueryError> {
+    if indexed.is_none_or(|i| i <= pinned) {
+        return Ok(None);
+    }
+    let tokens = touched_after(db, chain, who, pinned).await?;
+    if tokens.is_empty() {
+        return Ok(None);
+    }
+    let rows = holdings_at(db, chain, who, pinned, Within::Tokens(&tokens)).await?;
+    Ok(Some(Since { tokens, rows }))
+}
+
+/// One page as of a pinned block, from `head` (the head's rows after the position, in key
+/// order, as many as `read` asked for) and `pinned` (the rows, as of the pinned block, of the
+/// keys `changed` says moved since): the head's rows of changed keys are dropped, the pinned
+/// ones put in their place. Returns up to `limit + 1` rows in key order, after `after`.
+///
+/// When the head's read was cut at `read`, a pinned row past its last key is left for a later
+/// page: between them may lie head rows not read. Since at most as many head rows are dropped
+/// as keys changed, `read = limit + 1 + changed` leaves a full page.
+pub(super) fn merge<R, K: Ord>(
+    head: Vec<R>,
+    read: usize,
+    changed: impl Fn(&R) -> bool,
+    pinned: Vec<R>,
+    key: impl Fn(&R) -> K,
+    after: Option<K>,
+    limit: usize,
+) -> Vec<R> {
+    let last = (head.len() >= read)
+        .then(|| head.last().map(&key))
+        .flatten();
+    let mut rows: Vec<R> = head.into_iter().filter(|r| !changed(r)).collect();
+    rows.extend(pinned.into_iter().filter(|r| {
+        let k = key(r);
+        after.as_ref().is_none_or(|a| k > *a) && last.as_ref().is_none_or(|l| k <= *l)
+    }));
+    rows.sort_by_key(|r| key(r));
+    rows.truncate(limit + 1);
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge;
+
+    #[test]
+    fn a_pinned_page_replaces_the_changed_keys() {
+        // Head rows 1..=6 read (a full read of 6); keys 2 and 5 changed: 2 is gone at the
+        // pinned block, 5 is there, and 4.5 (10 * key) was there then, 9 is past the read.
+        let head = vec![10, 20, 30, 40, 50, 60];
+        let pinned = vec![45, 50, 90];
+        let changed = |r: &i32| *r == 20 || *r == 50;
+        let page = merge(head, 6, changed, pinned, |r| *r, Some(5), 3);
+        assert_eq!(page, vec![10, 30, 40, 45]);
+        // A read that was not cut: everything after the position is there.
+        let page = merge(vec![10, 20], 6, |r| *r == 20, vec![90], |r| *r, None, 3);
+        assert_eq!(page, vec![10, 90]);
+    }
 }

@@ -183,7 +183,7 @@ impl QueryService {
         q: &TokenBalanceQuery,
         after: Option<&str>,
     ) -> Result<Page<TokenBalance>, QueryError> {
-        let walk = Walk::<(Address,)>::begin(self, CursorKind::Balances, q.digest(), after)?;
+        let mut walk = Walk::<(Address,)>::begin(self, CursorKind::Balances, q.digest(), after)?;
         let position = walk.position().map(|&(contract,)| contract);
         let needs = q.needs();
         // The balances and the state they are judged by, as of one moment.
@@ -191,20 +191,38 @@ impl QueryService {
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         let limit = q.page_size.get();
-        let balances = sum_balances(snap.db(), q, incomplete).await?;
+        // A later page of a walk answers as of the block its first page pinned.
+        let pinned = match q.to_block {
+            Some(_) => None,
+            None => {
+                walk.hold(snap.db(), q.chain, view.indexed_block).await?;
+                walk.pinned().map(|b| TokenBalanceQuery {
+                    to_block: Some(crate::types::BlockNumber(b)),
+                    ..q.clone()
+                })
+            }
+        };
+        let balances = sum_balances(snap.db(), pinned.as_ref().unwrap_or(q), incomplete).await?;
         snap.close().await?;
+        let block = walk.pinned();
         let rows: Vec<TokenBalance> = balances
             .into_iter()
             .filter(|b| position.is_none_or(|p| b.contract > p))
             .take(limit as usize + 1)
             .collect();
-        walk.at(view.indexed_block)
-            .finish(self, rows, limit, incomplete, done.status, |b| {
+        walk.at(block.or(view.indexed_block)).finish(
+            self,
+            rows,
+            limit,
+            incomplete,
+            done.status,
+            |b| {
                 Ok(Edge {
                     key: Key::new([KeyPart::Address(b.contract)]),
                     node: b,
                 })
-            })
+            },
+        )
     }
 }
 

@@ -96,6 +96,23 @@ impl QueryService {
             .map(|b| b.number))
     }
 
+    /// The block a holdings answer as of the date `secs` (Unix seconds) is asked as of:
+    /// holdings change only in blocks with transfers, and every such block's header is stored,
+    /// so the last stored block at or before the date answers for every block up to the next
+    /// stored one (no endpoint is read). A date before the first stored block: the block
+    /// before it; after the newest stored block, or nothing stored: `None`, now.
+    pub async fn holdings_block_at(
+        &self,
+        chain: Chain,
+        secs: u64,
+    ) -> Result<Option<u64>, QueryError> {
+        Ok(match self.date_to_block(chain, secs).await? {
+            DateToBlock::Found(b) | DateToBlock::Unsettled { before: b, .. } => Some(b.number),
+            DateToBlock::BeforeFirst { first } => Some(first.number.saturating_sub(1)),
+            DateToBlock::AfterHead { .. } | DateToBlock::NothingStored => None,
+        })
+    }
+
     /// The last block of `chain` stamped at or before `secs` (Unix seconds), exactly, from the
     /// stored headers (see the module documentation). Its statements read one snapshot: a
     /// block stored between them cannot make a stale neighbour look consecutive.

@@ -6,7 +6,7 @@
 //! `nft_holdings` serves it in order), then the amounts of the page's ids held by several
 //! wallets (ERC1155), summed exactly here: the stored amounts are hex text no database sums.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use alloy::primitives::U512;
 use sea_orm::sea_query::{Expr, ExprTrait};
@@ -16,6 +16,7 @@ use sea_orm::{
 };
 
 use super::answer::{Answer, Include};
+use super::as_of::{self, Holders, Within};
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::certain_holdings;
 use super::status::Needs;
@@ -54,6 +55,9 @@ impl CollectionNftsQuery {
         let mut text = format!("cnfts|{}|{}", self.chain.id(), self.contract);
         if let Some(t) = self.token {
             text.push_str(&format!("|{}", t.to_db()));
+        }
+        if let Some(b) = self.at_block {
+            text.push_str(&format!("|at{b}"));
         }
         query_digest(&text)
     }
@@ -102,7 +106,10 @@ impl QueryService {
         after: Option<&str>,
     ) -> Result<Page<CollectionNft>, QueryError> {
         let kind = CursorKind::CollectionNfts;
-        let walk = Walk::<(Uint256,)>::begin(self, kind, q.digest(), after)?;
+        let mut walk = Walk::<(Uint256,)>::begin(self, kind, q.digest(), after)?;
+        if let Some(block) = q.at_block {
+            return self.collection_nfts_at(q, walk, block).await;
+        }
         let mut filter = q.filter();
         if let Some(&(token,)) = walk.position() {
             filter = filter.add(H::TokenId.gt(token));
@@ -110,23 +117,122 @@ impl QueryService {
         let needs = q.needs();
         // The page and the state it is judged by, as of one moment.
         let snap = self.snapshot().await?;
+        let db = snap.db();
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         if incomplete {
             filter = filter.add(certain_holdings(q.chain, view.start_block));
         }
+        // A later page of a walk answers as of the block its first page pinned.
+        walk.hold(db, q.chain, view.indexed_block).await?;
+        let who = Holders::Collection(q.contract, q.token);
+        let since = match walk.pinned() {
+            Some(b) => as_of::since(db, q.chain, who, b, view.indexed_block).await?,
+            None => None,
+        };
+        let changed = since.as_ref().map_or(0, |s| s.tokens.len() as u64);
         let limit = q.page_size.get();
-        let tokens = held_tokens(snap.db(), filter.clone(), limit + 1).await?;
+        let mut tokens = held_tokens(db, filter.clone(), limit + changed + 1).await?;
+        let mut replayed = HashMap::new();
+        if let Some(s) = since {
+            let mut rows = s.rows;
+            if incomplete {
+                rows = as_of::keep_certain(db, q.chain, rows, view.start_block).await?;
+            }
+            let (pinned, sums) = group_tokens(rows)?;
+            replayed = sums;
+            tokens = as_of::merge(
+                tokens,
+                (limit + changed + 1) as usize,
+                |t| s.tokens.contains(&(q.contract, t.token_id)),
+                pinned,
+                |t| t.token_id,
+                walk.position().map(|p| p.0),
+                limit as usize,
+            );
+        }
         let page = &tokens[..tokens.len().min(limit as usize)];
-        // Read in the same snapshot, the shares add up to the amounts of the tokens read.
-        let shared = shared_amounts(snap.db(), filter, page).await?;
+        // Read in the same snapshot, the shares add up to the amounts of the tokens read (a
+        // token replayed as of the pinned block has its sum already).
+        let at_head: Vec<&Token> = page
+            .iter()
+            .filter(|t| !replayed.contains_key(&t.token_id))
+            .collect();
+        let mut shared = shared_amounts(db, filter, at_head).await?;
+        shared.extend(replayed);
         snap.close().await?;
+        let contract = q.contract;
+        let block = walk.pinned().or(view.indexed_block);
+        walk.at(block)
+            .finish(self, tokens, limit, incomplete, done.status, |t| {
+                nft(contract, t, &shared)
+            })
+    }
+
+    /// The page of [`QueryService::collection_nfts`] as of `block` ([`super::as_of`]):
+    /// complete once the collection's history is and the indexer has stored `block`; a block
+    /// above the chain's head is refused.
+    async fn collection_nfts_at(
+        &self,
+        q: &CollectionNftsQuery,
+        walk: Walk<(Uint256,)>,
+        block: u64,
+    ) -> Result<Page<CollectionNft>, QueryError> {
+        let needs = Needs {
+            up_to: Some(block),
+            as_of: true,
+            ..q.needs()
+        };
+        let snap = self.snapshot().await?;
+        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
+        let incomplete = walk.incomplete(done.complete);
+        let who = Holders::Collection(q.contract, q.token);
+        let mut rows = as_of::holdings_at(snap.db(), q.chain, who, block, Within::All).await?;
+        if incomplete {
+            rows = as_of::keep_certain(snap.db(), q.chain, rows, view.start_block).await?;
+        }
+        snap.close().await?;
+        let (mut tokens, shared) = group_tokens(rows)?;
+        if let Some(&(position,)) = walk.position() {
+            tokens.retain(|t| t.token_id > position);
+        }
+        let limit = q.page_size.get();
+        tokens.truncate(limit as usize + 1);
         let contract = q.contract;
         walk.at(view.indexed_block)
             .finish(self, tokens, limit, incomplete, done.status, |t| {
                 nft(contract, t, &shared)
             })
     }
+}
+
+/// Replayed holdings grouped by token id as [`held_tokens`] groups the table's, in token id
+/// order, with the summed amounts of the tokens several wallets hold.
+fn group_tokens(
+    rows: Vec<nft_holding::Model>,
+) -> Result<(Vec<Token>, HashMap<Uint256, Uint256>), QueryError> {
+    let mut groups: BTreeMap<Uint256, Vec<nft_holding::Model>> = BTreeMap::new();
+    for r in rows {
+        groups.entry(r.token_id).or_default().push(r);
+    }
+    let mut tokens = Vec::with_capacity(groups.len());
+    let mut shares = Vec::new();
+    for (token_id, held) in groups {
+        let lowest = held.iter().min_by_key(|r| r.owner_address);
+        let Some(lowest) = lowest else { continue };
+        tokens.push(Token {
+            token_id,
+            contract_type: lowest.contract_type,
+            holders: held.len() as i64,
+            owner: lowest.owner_address,
+            amount: held.iter().map(|r| r.amount).max().unwrap_or(lowest.amount),
+            block_number: held.iter().map(|r| r.block_number).max().unwrap_or(0),
+        });
+        if held.len() > 1 {
+            shares.extend(held.iter().map(|r| (token_id, r.amount)));
+        }
+    }
+    Ok((tokens, sum_shares(shares)?))
 }
 
 /// Up to `limit` of the held tokens `filter` matches, grouped over their holders, by token id.
@@ -153,13 +259,13 @@ pub(super) async fn held_tokens(
 }
 
 /// The summed amounts of the tokens held by several wallets.
-pub(super) async fn shared_amounts(
+pub(super) async fn shared_amounts<'a>(
     db: &impl ConnectionTrait,
     filter: Condition,
-    tokens: &[Token],
+    tokens: impl IntoIterator<Item = &'a Token>,
 ) -> Result<HashMap<Uint256, Uint256>, QueryError> {
     let ids: Vec<Uint256> = tokens
-        .iter()
+        .into_iter()
         .filter(|t| t.holders > 1)
         .map(|t| t.token_id)
         .collect();
@@ -175,22 +281,34 @@ pub(super) async fn shared_amounts(
         .into_model::<Share>()
         .all(db)
         .await?;
-    let mut sums: HashMap<Uint256, U512> = HashMap::new();
-    for s in shares {
-        *sums.entry(s.token_id).or_default() += U512::from(s.amount.0);
+    sum_shares(shares.into_iter().map(|s| (s.token_id, s.amount)))
+}
+
+/// The sum of each token's `shares` (token id, amount held by one wallet), exactly.
+pub(super) fn sum_shares(
+    shares: impl IntoIterator<Item = (Uint256, Uint256)>,
+) -> Result<HashMap<Uint256, Uint256>, QueryError> {
+    let mut per_token: HashMap<Uint256, Vec<Uint256>> = HashMap::new();
+    for (id, amount) in shares {
+        per_token.entry(id).or_default().push(amount);
     }
-    // An amount held is at most the supply, a uint256: a larger sum is a bug of ours.
-    sums.into_iter()
-        .map(|(id, sum)| {
-            let bytes: [u8; 64] = sum.to_be_bytes();
-            let low: [u8; 32] = bytes[32..]
-                .try_into()
-                .ok()
-                .filter(|_| bytes[..32] == [0; 32])
-                .ok_or_else(|| QueryError::Corrupt(format!("token {id}: supply past 2^256")))?;
-            Ok((id, Uint256::from_be_bytes(&low)))
-        })
+    per_token
+        .into_iter()
+        .map(|(id, amounts)| Ok((id, exact_sum(amounts)?)))
         .collect()
+}
+
+/// Adds up uint256 amounts exactly; a sum past 2^256 (more than any supply: an amount held is
+/// at most the supply) is a bug of ours.
+pub(super) fn exact_sum(amounts: impl IntoIterator<Item = Uint256>) -> Result<Uint256, QueryError> {
+    let sum: U512 = amounts.into_iter().map(|a| U512::from(a.0)).sum();
+    let bytes: [u8; 64] = sum.to_be_bytes();
+    bytes[32..]
+        .try_into()
+        .ok()
+        .filter(|_| bytes[..32] == [0; 32])
+        .map(|low: [u8; 32]| Uint256::from_be_bytes(&low))
+        .ok_or_else(|| QueryError::Corrupt("an NFT's supply past 2^256".to_string()))
 }
 
 /// A grouped token as a record, keyed by its token id.

@@ -26,6 +26,7 @@ mod collection_nfts;
 mod collections;
 mod columns;
 mod cursor;
+mod erc20_as_of;
 
 mod media;
 mod model;

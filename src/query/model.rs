@@ -231,6 +231,8 @@ pub struct WalletCollectionsQuery {
     pub owner: Address,
     pub exclude_spam: bool,
     pub page_size: PageSize,
+    /// The collections held after this block (`to_block`, `atBlock`); `None`: now.
+    pub at_block: Option<u64>,
 }
 
 /// A collection a wallet holds tokens of.
@@ -284,6 +286,8 @@ pub struct CollectionNftsQuery {
     /// Only this token (one NFT's record); `None`: every held token.
     pub token: Option<Uint256>,
     pub page_size: PageSize,
+    /// The tokens held after this block (`to_block`, `atBlock`); `None`: now.
+    pub at_block: Option<u64>,
 }
 
 /// One token of a collection, with who holds it.

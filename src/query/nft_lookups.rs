@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 
-use alloy::primitives::U512;
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, PaginatorTrait,
@@ -17,6 +16,7 @@ use sea_orm::{
 };
 
 use super::answer::{keys_of, Include, Listing};
+use super::collection_nfts::exact_sum;
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::certain_holdings;
 use super::status::Needs;
@@ -132,18 +132,6 @@ fn any_of(chain: Chain, tokens: &[(Address, Uint256)]) -> Condition {
         );
     }
     Condition::all().add(H::ChainId.eq(chain.db_id())).add(any)
-}
-
-/// Adds up uint256 amounts exactly; a sum past 2^256 (more than any supply) is a bug of ours.
-fn exact_sum(amounts: impl IntoIterator<Item = Uint256>) -> Result<Uint256, QueryError> {
-    let sum: U512 = amounts.into_iter().map(|a| U512::from(a.0)).sum();
-    let bytes: [u8; 64] = sum.to_be_bytes();
-    bytes[32..]
-        .try_into()
-        .ok()
-        .filter(|_| bytes[..32] == [0; 32])
-        .map(|low: [u8; 32]| Uint256::from_be_bytes(&low))
-        .ok_or_else(|| QueryError::Corrupt("an NFT's supply past 2^256".to_string()))
 }
 
 impl QueryService {

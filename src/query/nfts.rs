@@ -7,7 +7,7 @@ use sea_orm::{
 };
 
 use super::answer::{Answer, Include};
-use super::as_of::{self, Holders};
+use super::as_of::{self, Holders, Within};
 use super::cursor::{query_digest, CursorKind};
 use super::status::Needs;
 use super::walk::Walk;
@@ -81,6 +81,34 @@ impl NftQuery {
     }
 }
 
+impl NftQuery {
+    /// Keeps the replayed `rows` the question's filters keep (the named collections, no spam
+    /// when asked, only the certain holdings while `incomplete`), as its SQL does at the head.
+    async fn refine(
+        &self,
+        db: &impl ConnectionTrait,
+        mut rows: Vec<nft_holding::Model>,
+        incomplete: bool,
+        start_block: Option<u64>,
+    ) -> Result<Vec<nft_holding::Model>, QueryError> {
+        if !self.token_addresses.is_empty() {
+            rows.retain(|r| {
+                self.token_addresses
+                    .iter()
+                    .any(|a| *a == r.contract_address)
+            });
+        }
+        if self.exclude_spam {
+            let spam = as_of::spam_among(db, self.chain, &rows).await?;
+            rows.retain(|r| !spam.contains(&r.contract_address));
+        }
+        if incomplete {
+            rows = as_of::keep_certain(db, self.chain, rows, start_block).await?;
+        }
+        Ok(rows)
+    }
+}
+
 /// Holdings of collections not marked possible spam.
 pub(super) fn not_spam(chain: Chain) -> Condition {
     Condition::all().add(H::ContractAddress.not_in_subquery(spam_contracts(chain)))
@@ -140,7 +168,7 @@ impl QueryService {
         q: &NftQuery,
         after: Option<&str>,
     ) -> Result<Page<NftHolding>, QueryError> {
-        let walk = Walk::<(Address, Uint256)>::begin(self, CursorKind::Nft, q.digest(), after)?;
+        let mut walk = Walk::<(Address, Uint256)>::begin(self, CursorKind::Nft, q.digest(), after)?;
         if let Some(block) = q.at_block {
             return self.nfts_by_wallet_at(q, walk, block).await;
         }
@@ -154,7 +182,27 @@ impl QueryService {
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         let restrict = incomplete.then(|| q.certain(view.start_block));
-        let rows = nft_rows(db, q, keyset, restrict.clone(), limit).await?;
+        // A later page of a walk answers as of the block its first page pinned.
+        walk.hold(db, q.chain, view.indexed_block).await?;
+        let who = Holders::Wallet(q.owner);
+        let since = match walk.pinned() {
+            Some(b) => as_of::since(db, q.chain, who, b, view.indexed_block).await?,
+            None => None,
+        };
+        let changed = since.as_ref().map_or(0, |s| s.tokens.len() as u64);
+        let mut rows = nft_rows(db, q, keyset, restrict.clone(), limit + changed).await?;
+        if let Some(s) = since {
+            let pinned = q.refine(db, s.rows, incomplete, view.start_block).await?;
+            rows = as_of::merge(
+                rows,
+                (limit + changed + 1) as usize,
+                |r| s.tokens.contains(&(r.contract_address, r.token_id)),
+                pinned,
+                |r| (r.contract_address, r.token_id),
+                walk.position().copied(),
+                limit as usize,
+            );
+        }
         // Counted once per walk: the first page asking for it counts, its cursors carry the
         // figure on (as of that page; the cursor is signed, so it cannot be forged).
         let total = match (q.with_total, walk.counted()) {
@@ -163,14 +211,10 @@ impl QueryService {
             (false, _) => None,
         };
         snap.close().await?;
-        walk.counting(total).at(view.indexed_block).finish(
-            self,
-            rows,
-            limit,
-            incomplete,
-            done.status,
-            holding,
-        )
+        let block = walk.pinned().or(view.indexed_block);
+        walk.counting(total)
+            .at(block)
+            .finish(self, rows, limit, incomplete, done.status, holding)
     }
 }
 
@@ -193,17 +237,9 @@ impl QueryService {
         let db = snap.db();
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
-        let mut rows = as_of::holdings_at(db, q.chain, Holders::Wallet(q.owner), block).await?;
-        if !q.token_addresses.is_empty() {
-            rows.retain(|r| q.token_addresses.iter().any(|a| *a == r.contract_address));
-        }
-        if q.exclude_spam {
-            let spam = as_of::spam_among(db, q.chain, &rows).await?;
-            rows.retain(|r| !spam.contains(&r.contract_address));
-        }
-        if incomplete {
-            rows = as_of::keep_certain(db, q.chain, rows, view.start_block).await?;
-        }
+        let who = Holders::Wallet(q.owner);
+        let rows = as_of::holdings_at(db, q.chain, who, block, Within::All).await?;
+        let mut rows = q.refine(db, rows, incomplete, view.start_block).await?;
         snap.close().await?;
         rows.sort_by_key(|r| (r.contract_address, r.token_id));
         let total = match (q.with_total, walk.counted()) {

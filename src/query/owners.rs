@@ -3,7 +3,7 @@
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use super::answer::{Answer, Include};
-use super::as_of::{self, Holders};
+use super::as_of::{self, Holders, Within};
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::{certain_holdings, holding};
 use super::status::Needs;
@@ -81,7 +81,7 @@ impl QueryService {
         after_cursor: Option<&str>,
     ) -> Result<Page<NftHolding>, QueryError> {
         let kind = CursorKind::NftOwner;
-        let walk = Walk::<(Uint256, Address)>::begin(self, kind, q.digest(), after_cursor)?;
+        let mut walk = Walk::<(Uint256, Address)>::begin(self, kind, q.digest(), after_cursor)?;
         if let Some(block) = q.at_block {
             return self.nft_owners_at(q, walk, block).await;
         }
@@ -91,6 +91,15 @@ impl QueryService {
         let snap = self.snapshot().await?;
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
+        let db = snap.db();
+        // A later page of a walk answers as of the block its first page pinned.
+        walk.hold(db, q.chain, view.indexed_block).await?;
+        let who = Holders::Collection(q.contract, q.token_id);
+        let since = match walk.pinned() {
+            Some(b) => as_of::since(db, q.chain, who, b, view.indexed_block).await?,
+            None => None,
+        };
+        let changed = since.as_ref().map_or(0, |s| s.tokens.len() as u64);
         let mut find = nft_holding::Entity::find().filter(q.filter());
         if let Some(k) = keyset {
             find = find.filter(k);
@@ -99,14 +108,30 @@ impl QueryService {
             find = find.filter(certain_holdings(q.chain, view.start_block));
         }
         let limit = q.page_size.get();
-        let rows = find
+        let mut rows = find
             .order_by_asc(H::TokenId)
             .order_by_asc(H::OwnerAddress)
-            .limit(limit + 1)
-            .all(snap.db())
+            .limit(limit + changed + 1)
+            .all(db)
             .await?;
+        if let Some(s) = since {
+            let mut pinned = s.rows;
+            if incomplete {
+                pinned = as_of::keep_certain(db, q.chain, pinned, view.start_block).await?;
+            }
+            rows = as_of::merge(
+                rows,
+                (limit + changed + 1) as usize,
+                |r| s.tokens.contains(&(r.contract_address, r.token_id)),
+                pinned,
+                |r| (r.token_id, r.owner_address),
+                walk.position().copied(),
+                limit as usize,
+            );
+        }
         snap.close().await?;
-        walk.at(view.indexed_block)
+        let block = walk.pinned().or(view.indexed_block);
+        walk.at(block)
             .finish(self, rows, limit, incomplete, done.status, owner_edge)
     }
 
@@ -128,7 +153,7 @@ impl QueryService {
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
         let who = Holders::Collection(q.contract, q.token_id);
-        let mut rows = as_of::holdings_at(snap.db(), q.chain, who, block).await?;
+        let mut rows = as_of::holdings_at(snap.db(), q.chain, who, block, Within::All).await?;
         if incomplete {
             rows = as_of::keep_certain(snap.db(), q.chain, rows, view.start_block).await?;
         }

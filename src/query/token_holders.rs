@@ -11,8 +11,13 @@
 use sea_orm::sea_query::{Expr, ExprTrait, Query, SelectStatement};
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
 use super::answer::{Answer, Include, RelatedKeys, Relates};
+use super::as_of;
 use super::cursor::{query_digest, CursorKind};
+use super::erc20_as_of::{holders_since, HoldersSince};
 use super::status::Needs;
 use super::walk::Walk;
 use super::{Edge, Key, KeyPart, Page, QueryError, QueryService, SyncStatus};
@@ -31,6 +36,8 @@ pub struct TokenHoldersQuery {
     /// address in the same direction.
     pub order: SortOrder,
     pub page_size: PageSize,
+    /// The holders after this block (`to_block`, `atBlock`); `None`: now.
+    pub at_block: Option<u64>,
 }
 
 /// One holder's balance of a token.
@@ -105,14 +112,92 @@ fn complete_wallets(chain: Chain) -> SelectStatement {
         .to_owned()
 }
 
+/// A (balance, holder) position in the walk's direction.
+#[derive(PartialEq, Eq)]
+struct Walked {
+    desc: bool,
+    at: (Uint256, Address),
+}
+
+impl Ord for Walked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let ascending = self.at.cmp(&other.at);
+        if self.desc {
+            ascending.reverse()
+        } else {
+            ascending
+        }
+    }
+}
+
+impl PartialOrd for Walked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The page as of an earlier block: `rows` (read at the head, `page.0` asked for) with the
+/// holders `since` names put back as they were then (see [`as_of::merge`]), up to `page.1 + 1`.
+async fn put_back(
+    db: &impl sea_orm::ConnectionTrait,
+    q: &TokenHoldersQuery,
+    since: HoldersSince,
+    rows: Vec<erc20_balance::Model>,
+    incomplete: bool,
+    position: Option<&(Uint256, Address)>,
+    (read, limit): (usize, usize),
+) -> Result<Vec<erc20_balance::Model>, QueryError> {
+    let mut then = since.rows;
+    if incomplete {
+        let complete = complete_among(db, q.chain, &since.owners).await?;
+        then.retain(|r| complete.contains(&r.owner_address));
+    }
+    let desc = q.order == SortOrder::Desc;
+    let key = move |b: Uint256, o: Address| Walked { desc, at: (b, o) };
+    Ok(as_of::merge(
+        rows,
+        read,
+        |r| since.owners.contains(&r.owner_address),
+        then,
+        |r| key(r.balance, r.owner_address),
+        position.map(|&(b, o)| key(b, o)),
+        limit,
+    ))
+}
+
+/// Those of `owners` whose wallet's whole history is stored.
+async fn complete_among(
+    db: &impl sea_orm::ConnectionTrait,
+    chain: Chain,
+    owners: &HashSet<Address>,
+) -> Result<HashSet<Address>, QueryError> {
+    let list: Vec<Address> = owners.iter().copied().collect();
+    let mut out = HashSet::new();
+    for chunk in list.chunks(500) {
+        let rows = scope_sync::Entity::find()
+            .filter(scope_sync::Column::ChainId.eq(chain.db_id()))
+            .filter(scope_sync::Column::Scope.eq(ScopeKind::Wallet.as_str()))
+            .filter(scope_sync::Column::State.eq(ScopeState::Synced.as_str()))
+            .filter(scope_sync::Column::Address.is_in(chunk.iter().copied()))
+            .all(db)
+            .await?;
+        out.extend(rows.into_iter().map(|r| r.address));
+    }
+    Ok(out)
+}
+
 impl TokenHoldersQuery {
     fn digest(&self) -> String {
-        query_digest(&format!(
+        let mut text = format!(
             "erc20holders|{}|{}|{}",
             self.chain.id(),
             self.contract,
             self.order.as_str()
-        ))
+        );
+        if let Some(b) = self.at_block {
+            text.push_str(&format!("|at{b}"));
+        }
+        query_digest(&text)
     }
 
     /// The token's real balances (`wraps` 0: a sum that is a uint256; zero is no row). The `0`
@@ -170,13 +255,28 @@ impl QueryService {
         after: Option<&str>,
     ) -> Result<(Page<TokenHolder>, Option<Uint256>), QueryError> {
         let kind = CursorKind::TokenHolders;
-        let walk = Walk::<(Uint256, Address)>::begin(self, kind, q.digest(), after)?;
+        let mut walk = Walk::<(Uint256, Address)>::begin(self, kind, q.digest(), after)?;
         let keyset = walk.position().map(|&(b, o)| q.resume(b, o));
-        let needs = contract_needs(q.contract);
+        let needs = Needs {
+            up_to: q.at_block,
+            as_of: q.at_block.is_some(),
+            ..contract_needs(q.contract)
+        };
         // The page, the supply and the state they are judged by, as of one moment.
         let snap = self.snapshot().await?;
+        let db = snap.db();
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);
+        // As of `to_block`, or, on a later page of a walk, the block its first page pinned:
+        // the kept balances with the holders of a later transfer put back as they were.
+        if q.at_block.is_none() {
+            walk.hold(db, q.chain, view.indexed_block).await?;
+        }
+        let since = match q.at_block.or(walk.pinned()) {
+            Some(b) => holders_since(db, q.chain, q.contract, b, view.indexed_block).await?,
+            None => None,
+        };
+        let changed = since.as_ref().map_or(0, |s| s.owners.len() as u64);
         let mut find = erc20_balance::Entity::find().filter(q.filter());
         if let Some(k) = keyset {
             find = find.filter(k);
@@ -191,24 +291,27 @@ impl QueryService {
             SortOrder::Asc => find.order_by_asc(B::Balance).order_by_asc(B::OwnerAddress),
         };
         let limit = q.page_size.get();
-        let rows = find.limit(limit + 1).all(snap.db()).await?;
-        let total_supply = if incomplete {
+        let read = limit + changed + 1;
+        let mut rows = find.limit(read).all(db).await?;
+        let mut total_supply = if incomplete {
             None
         } else {
             erc20_token_total::Entity::find_by_id((q.chain.db_id(), q.contract))
-                .one(snap.db())
+                .one(db)
                 .await?
                 .filter(|t| t.supply_wraps == 0)
                 .map(|t| t.supply)
         };
+        if let Some(s) = since {
+            total_supply = total_supply.and_then(|t| s.supply_then(t));
+            let page = (read as usize, limit as usize);
+            rows = put_back(db, q, s, rows, incomplete, walk.position(), page).await?;
+        }
         snap.close().await?;
-        let page = walk.at(view.indexed_block).finish(
-            self,
-            rows,
-            limit,
-            incomplete,
-            done.status,
-            |r| {
+        let block = q.at_block.or(walk.pinned()).or(view.indexed_block);
+        let page = walk
+            .at(block)
+            .finish(self, rows, limit, incomplete, done.status, |r| {
                 Ok(Edge {
                     key: Key::new([KeyPart::Uint(r.balance), KeyPart::Address(r.owner_address)]),
                     node: TokenHolder {
@@ -220,8 +323,7 @@ impl QueryService {
                         })?,
                     },
                 })
-            },
-        )?;
+            })?;
         Ok((page, total_supply))
     }
 

@@ -21,7 +21,7 @@ use super::balances::SYNC_STATUS_HEADER;
 use super::envelope::{with_block, CollectionNfts};
 use super::error::ApiError;
 use super::nft::{path_rejection, records, NftRecord};
-use super::params::CollectionNftsParams;
+use super::params::{settle_date, CollectionNftsParams};
 use crate::app::{preview_base, AppState, Reader};
 
 /// The handler of `GET /nft/{address}`.
@@ -40,7 +40,7 @@ collection that is not starts fetching it, and answers `SYNCING` with only the t
 history cannot have made up.",
     params(
         ("address" = super::schemas::AddressSchema, Path, description = "The collection: `0x` and 40 hex digits, in any letter case."),
-        super::spec::NftLists,
+        super::spec::CollectionNfts,
     ),
     responses(
         (status = 200, description = "A page of the collection's tokens.", body = CollectionNfts<NftRecord>),
@@ -54,7 +54,9 @@ pub(super) async fn collection_nfts(
     headers: HeaderMap,
 ) -> Result<CollectionNfts<NftRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
-    let params = CollectionNftsParams::parse(&address, None, raw.as_deref())?;
+    let mut params = CollectionNftsParams::parse(&address, None, raw.as_deref())?;
+    let q = &mut params.query;
+    settle_date(&service, q.chain, &mut q.at_block, params.to_date).await?;
     answer(&state, &headers, &service, &params).await
 }
 

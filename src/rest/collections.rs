@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::envelope::{text, WalletCollections};
 use super::error::ApiError;
 use super::nft::{path_rejection, ContractTypeSchema};
-use super::params::CollectionsParams;
+use super::params::{settle_date, CollectionsParams};
 use crate::app::Reader;
 use crate::query::{ContractInfo, Include, SyncStatus, WalletCollection};
 
@@ -100,7 +100,9 @@ pub(super) async fn wallet_collections(
     RawQuery(raw): RawQuery,
 ) -> Result<WalletCollections<CollectionRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
-    let params = CollectionsParams::parse(&address, raw.as_deref())?;
+    let mut params = CollectionsParams::parse(&address, raw.as_deref())?;
+    let q = &mut params.query;
+    settle_date(&service, q.chain, &mut q.at_block, params.to_date).await?;
     let answer = service
         .wallet_collections(&params.query, params.cursor.as_deref(), Include::CONTRACTS)
         .await

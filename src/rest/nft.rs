@@ -14,7 +14,7 @@ use super::envelope::{text, NftEnvelope};
 use super::error::ApiError;
 use super::media::MediaRecord;
 use super::normalized_metadata::NormalizedMetadata;
-use super::params::{NftParams, NftShape};
+use super::params::{settle_date, NftParams, NftShape};
 use crate::app::preview_base;
 use crate::app::{AppState, Reader};
 use crate::query::{token_hash, Answer, CollectionNft, NftHolding, Related};
@@ -240,7 +240,9 @@ pub(super) async fn wallet_nfts(
     headers: HeaderMap,
 ) -> Result<NftEnvelope<NftRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
-    let params = NftParams::parse(&address, raw.as_deref())?;
+    let mut params = NftParams::parse(&address, raw.as_deref())?;
+    let q = &mut params.query;
+    settle_date(&service, q.chain, &mut q.at_block, params.to_date).await?;
     let shape = params.shape();
     let answer = service
         .nfts_by_wallet(&params.query, params.cursor.as_deref(), shape.include())

@@ -17,7 +17,7 @@ use axum::http::HeaderMap;
 use super::envelope::NftEnvelope;
 use super::error::ApiError;
 use super::nft::{path_rejection, records, NftRecord};
-use super::params::OwnersParams;
+use super::params::{settle_date, OwnersParams};
 use crate::app::{preview_base, AppState, Reader};
 
 /// Reads a page of holders and writes its records.
@@ -25,8 +25,10 @@ async fn answer(
     state: &AppState,
     headers: &HeaderMap,
     service: &crate::query::QueryService,
-    params: &OwnersParams,
+    mut params: OwnersParams,
 ) -> Result<NftEnvelope<NftRecord>, ApiError> {
+    let q = &mut params.query;
+    settle_date(service, q.chain, &mut q.at_block, params.to_date).await?;
     let answer = service
         .nft_owners(
             &params.query,
@@ -69,7 +71,7 @@ pub(super) async fn collection_owners(
 ) -> Result<NftEnvelope<NftRecord>, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("address", r))?;
     let params = OwnersParams::parse(&address, None, raw.as_deref())?;
-    answer(&state, &headers, &service, &params).await
+    answer(&state, &headers, &service, params).await
 }
 
 /// The handler of `GET /nft/{address}/{token_id}/owners`.
@@ -100,5 +102,5 @@ pub(super) async fn token_owners(
 ) -> Result<NftEnvelope<NftRecord>, ApiError> {
     let Path((address, token_id)) = path.map_err(|r| path_rejection("address", r))?;
     let params = OwnersParams::parse(&address, Some(&token_id), raw.as_deref())?;
-    answer(&state, &headers, &service, &params).await
+    answer(&state, &headers, &service, params).await
 }

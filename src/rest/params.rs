@@ -193,6 +193,13 @@ impl RawParams {
         self.scalar("order", SortOrder::Desc, SortOrder::parse)
     }
 
+    /// `to_date` of a holdings question (Unix seconds or ISO 8601), checked, and dropped when
+    /// `to_block` (`block`) is given: the block wins.
+    pub fn holdings_date(&self, block: Option<u64>) -> Result<Option<u64>, ApiError> {
+        let date = self.scalar("to_date", None, |v| parse_date(v, DateBound::To).map(Some))?;
+        Ok(date.filter(|_| block.is_none()))
+    }
+
     /// `from_date` and `to_date` (Unix seconds or ISO 8601), with `from_date <= to_date`. Each
     /// is checked even where `blocks` bounds the same side, and then dropped: a block bound
     /// wins (v2.2).
@@ -205,6 +212,23 @@ impl RawParams {
         let to = to.filter(|_| blocks.to.is_none());
         DateRange::new(from, to).map_err(|e| ApiError::parse("from_date", e))
     }
+}
+
+/// Settles a holdings question's `to_date` into the block it is as of (`at_block`), through
+/// the stored headers ([`QueryService::holdings_block_at`]); nothing when no date was asked.
+pub async fn settle_date(
+    service: &crate::query::QueryService,
+    chain: crate::types::Chain,
+    at_block: &mut Option<u64>,
+    to_date: Option<u64>,
+) -> Result<(), ApiError> {
+    if let Some(secs) = to_date {
+        *at_block = service
+            .holdings_block_at(chain, secs)
+            .await
+            .map_err(|e| ApiError::from_query("the block of to_date", e))?;
+    }
+    Ok(())
 }
 
 /// The answer to an empty value of `name`.
@@ -235,6 +259,9 @@ pub struct NftParams {
     pub query: NftQuery,
     /// The cursor of the page to read; `None` for the first page.
     pub cursor: Option<String>,
+    /// `to_date`, when asked without `to_block`: the handler turns it into the block the
+    /// answer is as of.
+    pub to_date: Option<u64>,
     /// How `token_id` is written.
     pub format: TokenIdFormat,
     /// `normalizeMetadata`: whether `normalized_metadata` is filled in.
@@ -248,6 +275,8 @@ impl NftParams {
     pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
         let p = RawParams::read(spec::WALLET_NFTS, raw);
         let owner = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        let at_block = p.block("to_block")?.map(|b| b.0);
+        let to_date = p.holdings_date(at_block)?;
         let query = NftQuery {
             chain: p.chain()?,
             owner,
@@ -255,12 +284,13 @@ impl NftParams {
             exclude_spam: p.boolean("exclude_spam")?,
             with_total: !p.boolean("disable_total")?,
             page_size: p.page_size()?,
-            at_block: p.block("to_block")?.map(|b| b.0),
+            at_block,
         };
         let shape = NftShape::parse(&p)?;
         Ok(Self {
             query,
             cursor: p.cursor()?,
+            to_date,
             format: shape.format,
             normalize_metadata: shape.normalize_metadata,
             media_items: shape.media_items,
@@ -319,6 +349,9 @@ pub struct OwnersParams {
     pub query: NftOwnersQuery,
     /// The cursor of the page to read; `None` for the first page.
     pub cursor: Option<String>,
+    /// `to_date`, when asked without `to_block`: the handler turns it into the block the
+    /// answer is as of.
+    pub to_date: Option<u64>,
     /// How the records are written.
     pub shape: NftShape,
 }
@@ -335,15 +368,18 @@ impl OwnersParams {
         let token_id = token_id
             .map(|t| Uint256::parse(t).map_err(|e| ApiError::parse("token_id", e)))
             .transpose()?;
+        let at_block = p.block("to_block")?.map(|b| b.0);
+        let to_date = p.holdings_date(at_block)?;
         Ok(Self {
             query: NftOwnersQuery {
                 chain: p.chain()?,
                 contract,
                 token_id,
                 page_size: p.page_size()?,
-                at_block: p.block("to_block")?.map(|b| b.0),
+                at_block,
             },
             cursor: p.cursor()?,
+            to_date,
             shape: NftShape::parse(&p)?,
         })
     }
@@ -356,6 +392,9 @@ pub struct CollectionNftsParams {
     pub query: CollectionNftsQuery,
     /// The cursor of the page to read; `None` for the first page.
     pub cursor: Option<String>,
+    /// `to_date`, when asked without `to_block`: the handler turns it into the block the
+    /// answer is as of.
+    pub to_date: Option<u64>,
     /// How the records are written.
     pub shape: NftShape,
 }
@@ -368,19 +407,33 @@ impl CollectionNftsParams {
         token_id: Option<&str>,
         raw: Option<&str>,
     ) -> Result<Self, ApiError> {
-        let p = RawParams::read(spec::NFT_LISTS, raw);
+        // One NFT's record is the NFT now; the list may be asked as of a block.
+        let table = match token_id {
+            Some(_) => spec::NFT_LISTS,
+            None => spec::COLLECTION_NFTS,
+        };
+        let p = RawParams::read(table, raw);
         let contract = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
         let token = token_id
             .map(|t| Uint256::parse(t).map_err(|e| ApiError::parse("token_id", e)))
             .transpose()?;
+        let (at_block, to_date) = match token {
+            Some(_) => (None, None),
+            None => {
+                let at_block = p.block("to_block")?.map(|b| b.0);
+                (at_block, p.holdings_date(at_block)?)
+            }
+        };
         Ok(Self {
             query: CollectionNftsQuery {
                 chain: p.chain()?,
                 contract,
                 token,
                 page_size: p.page_size()?,
+                at_block,
             },
             cursor: p.cursor()?,
+            to_date,
             shape: NftShape::parse(&p)?,
         })
     }
@@ -420,6 +473,9 @@ pub struct CollectionsParams {
     pub query: WalletCollectionsQuery,
     /// The cursor of the page to read; `None` for the first page.
     pub cursor: Option<String>,
+    /// `to_date`, when asked without `to_block`: the handler turns it into the block the
+    /// answer is as of.
+    pub to_date: Option<u64>,
     /// `token_counts`: whether each record carries `count`.
     pub token_counts: bool,
 }
@@ -429,14 +485,18 @@ impl CollectionsParams {
     pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
         let p = RawParams::read(spec::WALLET_COLLECTIONS, raw);
         let owner = Address::parse(address).map_err(|e| ApiError::parse("address", e))?;
+        let at_block = p.block("to_block")?.map(|b| b.0);
+        let to_date = p.holdings_date(at_block)?;
         Ok(Self {
             query: WalletCollectionsQuery {
                 chain: p.chain()?,
                 owner,
                 exclude_spam: p.boolean("exclude_spam")?,
                 page_size: p.page_size()?,
+                at_block,
             },
             cursor: p.cursor()?,
+            to_date,
             token_counts: p.boolean("token_counts")?,
         })
     }
@@ -814,6 +874,9 @@ pub struct TokenOwnersParams {
     pub query: TokenHoldersQuery,
     /// The cursor of the page to read; `None` for the first page.
     pub cursor: Option<String>,
+    /// `to_date`, when asked without `to_block`: the handler turns it into the block the
+    /// answer is as of.
+    pub to_date: Option<u64>,
 }
 
 impl TokenOwnersParams {
@@ -821,14 +884,18 @@ impl TokenOwnersParams {
     pub fn parse(address: &str, raw: Option<&str>) -> Result<Self, ApiError> {
         let p = RawParams::read(spec::TOKEN_OWNERS, raw);
         let contract = Address::parse(address).map_err(|e| ApiError::parse("token_address", e))?;
+        let at_block = p.block("to_block")?.map(|b| b.0);
+        let to_date = p.holdings_date(at_block)?;
         Ok(Self {
             query: TokenHoldersQuery {
                 chain: p.chain()?,
                 contract,
                 order: p.order()?,
                 page_size: p.page_size()?,
+                at_block,
             },
             cursor: p.cursor()?,
+            to_date,
         })
     }
 }

@@ -203,8 +203,10 @@ route_specs! {
     WalletNftTransfers => WALLET_NFT_TRANSFERS,
     /// `GET /nft/{address}/transfers`.
     CollectionNftTransfers => COLLECTION_NFT_TRANSFERS,
-    /// `GET /nft/{address}`, `GET /nft/{address}/{token_id}`, `POST /nft/{address}/nfts-by-traits`.
+    /// `GET /nft/{address}/{token_id}`, `POST /nft/{address}/nfts-by-traits`.
     NftLists => NFT_LISTS,
+    /// `GET /nft/{address}`.
+    CollectionNfts => COLLECTION_NFTS,
     /// `GET /nft/{address}/owners`, `GET /nft/{address}/{token_id}/owners`.
     NftOwners => NFT_OWNERS,
     /// `GET /{address}/nft/collections`.
@@ -250,6 +252,7 @@ pub const ALL: &[&[ParamSpec]] = &[
     WALLET_NFT_TRANSFERS,
     COLLECTION_NFT_TRANSFERS,
     NFT_LISTS,
+    COLLECTION_NFTS,
     NFT_OWNERS,
     WALLET_COLLECTIONS,
     WALLET_BALANCES,

@@ -29,7 +29,7 @@ use super::balances::SYNC_STATUS_HEADER;
 use super::envelope::{label, with_block, SyncStatusSchema};
 use super::error::ApiError;
 use super::nft::path_rejection;
-use super::params::{TokenOwnersParams, TokenStatsParams};
+use super::params::{settle_date, TokenOwnersParams, TokenStatsParams};
 use crate::app::Reader;
 use crate::query::{Related, TokenHolder, TokenHolders};
 use crate::types::Uint256;
@@ -179,7 +179,9 @@ pub(super) async fn token_owners(
     RawQuery(raw): RawQuery,
 ) -> Result<TokenOwnersEnvelope, ApiError> {
     let Path(address) = address.map_err(|r| path_rejection("token_address", r))?;
-    let params = TokenOwnersParams::parse(&address, raw.as_deref())?;
+    let mut params = TokenOwnersParams::parse(&address, raw.as_deref())?;
+    let q = &mut params.query;
+    settle_date(&service, q.chain, &mut q.at_block, params.to_date).await?;
     let holders = service
         .token_holders(&params.query, params.cursor.as_deref())
         .await

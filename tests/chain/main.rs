@@ -14,6 +14,7 @@ mod indexer_sync;
 mod offchain_media;
 mod offchain_metadata;
 mod offchain_traits;
+mod pinned_walks;
 mod replication;
 mod shared_limits;
 mod snapshot;

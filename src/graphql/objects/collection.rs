@@ -144,12 +144,17 @@ impl NftCollection {
         after: Option<String>,
         #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
         token_id_format: TokenIdFormat,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<Connection<CollectionNft>, GqlError> {
         let q = query::CollectionNftsQuery {
             chain: self.chain,
             contract: self.address,
             token: None,
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
         collection_nfts::resolve(ctx, service, q, after, token_id_format.into()).await

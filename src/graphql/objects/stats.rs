@@ -64,14 +64,14 @@ pub async fn token_holders(
     chain: Chain,
     contract: types::Address,
     order: types::SortOrder,
-    first: i32,
-    after: Option<String>,
+    (first, after, at_block): (i32, Option<String>, Option<&BlockNumber>),
 ) -> Result<Connection<TokenHolder>, GqlError> {
     let q = query::TokenHoldersQuery {
         chain,
         contract,
         order,
         page_size: args::first(first)?,
+        at_block: args::block("atBlock", at_block)?.map(|b| b.0),
     };
     let after = args::after(after.as_deref())?;
     let holders = service(ctx)?.token_holders(&q, after).await?;

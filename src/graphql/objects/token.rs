@@ -118,8 +118,13 @@ impl Token {
             desc = "`DESC` (largest balance first, the default) or `ASC`."
         )]
         order: Order,
+        #[graphql(
+            desc = "The holders and balances after this block (after its last log); default: now. `SYNCED` only once the token's history is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<Connection<TokenHolder>, GqlError> {
-        stats::token_holders(ctx, self.chain, self.address, order.into(), first, after).await
+        let page = (first, after, at_block.as_ref());
+        stats::token_holders(ctx, self.chain, self.address, order.into(), page).await
     }
 
     /// How many transfers the token has had (`getTokenStats`).

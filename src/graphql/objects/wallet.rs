@@ -264,12 +264,17 @@ impl Wallet {
             desc = "Leave out collections flagged as possible spam."
         )]
         exclude_spam: bool,
+        #[graphql(
+            desc = "The state after this block (after its last log), amounts and acquisition blocks included; default: now. `SYNCED` only once the history the answer depends on is complete and the indexer has stored the block; a block above the chain's head is an error."
+        )]
+        at_block: Option<BlockNumber>,
     ) -> Result<Connection<WalletCollection>, GqlError> {
         let q = WalletCollectionsQuery {
             chain: self.chain,
             owner: self.address,
             exclude_spam,
             page_size: args::first(first)?,
+            at_block: args::block("atBlock", at_block.as_ref())?.map(|b| b.0),
         };
         let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
         wallet_collections::wallet_collections(ctx, service, q, after).await

@@ -150,6 +150,7 @@ pub const WALLET_NFTS: &[ParamSpec] = &[
     },
     LIMIT,
     TO_BLOCK_HOLDINGS,
+    TO_DATE_HOLDINGS,
     flag(
         "disable_total",
         true,
@@ -298,6 +299,16 @@ const TO_BLOCK_HOLDINGS: ParamSpec = ParamSpec {
         negative or not an integer: 400.",
 };
 
+/// `to_date` of the holdings questions: the state as of the last block at or before it.
+const TO_DATE_HOLDINGS: ParamSpec = ParamSpec {
+    name: "to_date",
+    kind: Kind::Date,
+    description: "The state as of the last block at or before this time: Unix seconds, or ISO \
+        8601 (`2023-03-20`, `2023-03-20T08:37:35Z`, `2023-03-20T10:37:35+02:00`; no zone is \
+        UTC); a time after the newest indexed block is now. Anything else: 400. Ignored when \
+        `to_block` is given.",
+};
+
 /// The query parameters of `GET /nft/{address}/owners` and `GET
 /// /nft/{address}/{token_id}/owners`: those of [`NFT_LISTS`] and `to_block`.
 pub const NFT_OWNERS: &[ParamSpec] = &[
@@ -306,6 +317,7 @@ pub const NFT_OWNERS: &[ParamSpec] = &[
     LIMIT,
     CURSOR,
     TO_BLOCK_HOLDINGS,
+    TO_DATE_HOLDINGS,
     flag(
         "normalizeMetadata",
         false,
@@ -339,10 +351,33 @@ pub const NFT_LISTS: &[ParamSpec] = &[
     ),
 ];
 
+/// The query parameters of `GET /nft/{address}`: those of [`NFT_LISTS`] and `to_block`.
+pub const COLLECTION_NFTS: &[ParamSpec] = &[
+    CHAIN,
+    FORMAT,
+    LIMIT,
+    CURSOR,
+    TO_BLOCK_HOLDINGS,
+    TO_DATE_HOLDINGS,
+    flag(
+        "normalizeMetadata",
+        false,
+        "`true` fills `normalized_metadata` (name, description, image, … from the \
+            metadata).",
+    ),
+    flag(
+        "media_items",
+        false,
+        "`true` fills `media` (preview status and 100/250/500 px images).",
+    ),
+];
+
 /// The query parameters of `GET /{address}/nft/collections`.
 pub const WALLET_COLLECTIONS: &[ParamSpec] = &[
     CHAIN,
     LIMIT,
+    TO_BLOCK_HOLDINGS,
+    TO_DATE_HOLDINGS,
     flag(
         "exclude_spam",
         false,
@@ -515,6 +550,14 @@ pub const WALLET_CHAINS: &[ParamSpec] = &[ParamSpec {
 pub const TOKEN_OWNERS: &[ParamSpec] = &[
     CHAIN,
     LIMIT,
+    ParamSpec {
+        name: "to_block",
+        kind: Kind::Block,
+        description: "The holders and balances after this block (after its last log); default: \
+            now. `SYNCED` only once the token's history is complete and the indexer has stored \
+            the block. A block above the chain's head, negative or not an integer: 400.",
+    },
+    TO_DATE_HOLDINGS,
     ParamSpec {
         name: "order",
         kind: Kind::Order,
