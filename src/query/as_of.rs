@@ -36,6 +36,25 @@ pub(super) enum Holders {
     Collection(Address, Option<Uint256>),
 }
 
+impl Holders {
+    /// The moves that can change these holdings: the wallet's own (sent or received), or the
+    /// collection's (or the token's).
+    fn moves(self, chain: Chain) -> Condition {
+        let on = Condition::all().add(T::ChainId.eq(chain.db_id()));
+        match self {
+            Holders::Wallet(w) => on.add(
+                Condition::any()
+                    .add(T::FromAddress.eq(w))
+                    .add(T::ToAddress.eq(w)),
+            ),
+            Holders::Collection(c, None) => on.add(T::ContractAddress.eq(c)),
+            Holders::Collection(c, Some(t)) => {
+                on.add(T::ContractAddress.eq(c)).add(T::TokenId.eq(t))
+            }
+        }
+    }
+}
+
 /// Which of the holdings to replay.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Within<'a> {
@@ -56,20 +75,9 @@ pub(super) async fn holdings_at(
     block: u64,
     within: Within<'_>,
 ) -> Result<Vec<nft_holding::Model>, QueryError> {
-    let mut moves = Condition::all()
-        .add(T::ChainId.eq(chain.db_id()))
+    let mut moves = who
+        .moves(chain)
         .add(T::BlockNumber.lte(i64::try_from(block).unwrap_or(i64::MAX)));
-    moves = match who {
-        Holders::Wallet(w) => moves.add(
-            Condition::any()
-                .add(T::FromAddress.eq(w))
-                .add(T::ToAddress.eq(w)),
-        ),
-        Holders::Collection(c, None) => moves.add(T::ContractAddress.eq(c)),
-        Holders::Collection(c, Some(t)) => {
-            moves.add(T::ContractAddress.eq(c)).add(T::TokenId.eq(t))
-        }
-    };
     match within {
         Within::All => {}
         Within::Tokens(tokens) => {
@@ -186,20 +194,9 @@ async fn touched_after(
     block: u64,
 ) -> Result<HashSet<(Address, Uint256)>, QueryError> {
     use sea_orm::QuerySelect;
-    let mut moves = Condition::all()
-        .add(T::ChainId.eq(chain.db_id()))
+    let moves = who
+        .moves(chain)
         .add(T::BlockNumber.gt(i64::try_from(block).unwrap_or(i64::MAX)));
-    moves = match who {
-        Holders::Wallet(w) => moves.add(
-            Condition::any()
-                .add(T::FromAddress.eq(w))
-                .add(T::ToAddress.eq(w)),
-        ),
-        Holders::Collection(c, None) => moves.add(T::ContractAddress.eq(c)),
-        Holders::Collection(c, Some(t)) => {
-            moves.add(T::ContractAddress.eq(c)).add(T::TokenId.eq(t))
-        }
-    };
     Ok(nft_transfer::Entity::find()
         .filter(moves)
         .select_only()

@@ -178,11 +178,7 @@ impl QueryService {
         walk: Walk<(Uint256,)>,
         block: u64,
     ) -> Result<Page<CollectionNft>, QueryError> {
-        let needs = Needs {
-            up_to: Some(block),
-            as_of: true,
-            ..q.needs()
-        };
+        let needs = q.needs().as_of(block);
         let snap = self.snapshot().await?;
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
         let incomplete = walk.incomplete(done.complete);

@@ -177,11 +177,7 @@ impl QueryService {
         walk: Walk<(Address,)>,
         block: u64,
     ) -> Result<Page<WalletCollection>, QueryError> {
-        let needs = Needs {
-            up_to: Some(block),
-            as_of: true,
-            ..q.needs()
-        };
+        let needs = q.needs().as_of(block);
         let snap = self.snapshot().await?;
         let db = snap.db();
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;

@@ -228,11 +228,7 @@ impl QueryService {
         walk: Walk<(Address, Uint256)>,
         block: u64,
     ) -> Result<Page<NftHolding>, QueryError> {
-        let needs = Needs {
-            up_to: Some(block),
-            as_of: true,
-            ..q.needs()
-        };
+        let needs = q.needs().as_of(block);
         let snap = self.snapshot().await?;
         let db = snap.db();
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;

@@ -55,6 +55,15 @@ pub struct Needs {
 }
 
 impl Needs {
+    /// The same scopes, for an answer as of `block` (a state after it, not a range of records).
+    pub fn as_of(self, block: u64) -> Self {
+        Needs {
+            up_to: Some(block),
+            as_of: true,
+            ..self
+        }
+    }
+
     /// Every scope named, once.
     fn scopes(&self) -> Vec<Scope> {
         let mut all: Vec<Scope> = self

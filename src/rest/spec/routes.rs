@@ -310,26 +310,8 @@ const TO_DATE_HOLDINGS: ParamSpec = ParamSpec {
 };
 
 /// The query parameters of `GET /nft/{address}/owners` and `GET
-/// /nft/{address}/{token_id}/owners`: those of [`NFT_LISTS`] and `to_block`.
-pub const NFT_OWNERS: &[ParamSpec] = &[
-    CHAIN,
-    FORMAT,
-    LIMIT,
-    CURSOR,
-    TO_BLOCK_HOLDINGS,
-    TO_DATE_HOLDINGS,
-    flag(
-        "normalizeMetadata",
-        false,
-        "`true` fills `normalized_metadata` (name, description, image, … from the \
-            metadata).",
-    ),
-    flag(
-        "media_items",
-        false,
-        "`true` fills `media` (preview status and 100/250/500 px images).",
-    ),
-];
+/// /nft/{address}/{token_id}/owners`: those of `GET /nft/{address}`.
+pub const NFT_OWNERS: &[ParamSpec] = COLLECTION_NFTS;
 
 /// The query parameters of `GET /nft/{address}`, `GET /nft/{address}/{token_id}` and `POST
 /// /nft/{address}/nfts-by-traits`.
