@@ -35,6 +35,13 @@ pub fn nft_burn_calldata(id: u64) -> Vec<u8> {
     v
 }
 
+/// `burn(address,uint256,uint256)` of TestMulti (the sol! name `burn` is TestToken's).
+pub fn multi_burn_calldata(from: &str, id: u64, amount: u64) -> Vec<u8> {
+    let mut v = alloy::primitives::keccak256("burn(address,uint256,uint256)")[..4].to_vec();
+    v.extend((addr(from), U256::from(id), U256::from(amount)).abi_encode_params());
+    v
+}
+
 /// A running anvil; killed on drop.
 pub struct Anvil {
     child: Child,

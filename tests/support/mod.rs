@@ -7,6 +7,8 @@
 //! - [`anvil`]: a real local chain (anvil) and the contracts deployed on it.
 //! - [`erc20_holders`]: a token's holders computed from decoded transfers, and the checks of
 //!   the token owners and stats routes against them.
+//! - [`as_of`]: holdings as of a block replayed from decoded moves, and the checks of every
+//!   holdings question as of a block (REST and GraphQL) against them.
 //! - [`indexer`]: the indexer run in process or as a process against anvil, and chain reads.
 //! - [`history`]: the history-on-demand suite's scene, truth and checks.
 //! - [`proxy`]: a fault-injecting JSON-RPC proxy in front of anvil.
@@ -20,6 +22,7 @@
 #![allow(dead_code)]
 
 pub mod anvil;
+pub mod as_of;
 pub mod common;
 pub mod erc20_holders;
 pub mod graphql;

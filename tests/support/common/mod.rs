@@ -650,7 +650,7 @@ impl TestApp {
         }
     }
 
-    /// Follows `pageInfo.endCursor` of the connection `field` built by `query(after_arg)` to the
+    /// Follows `pageInfo.endCursor` of the connection at `field` (a dotted path) built by `query(after_arg)` to the
     /// last page, checking `hasNextPage` and page sizes. `query` receives `""` for the first
     /// page and `after: "..."` for the others.
     pub async fn walk_gql(
@@ -668,7 +668,7 @@ impl TestApp {
                 .unwrap_or_default();
             let q = query(&arg);
             let data = self.graphql_ok(&q, Value::Null).await;
-            let conn = data[field].clone();
+            let conn = at(&data, field).clone();
             let edges = conn["edges"]
                 .as_array()
                 .unwrap_or_else(|| panic!("{field}: edges is not an array: {conn}\nquery: {q}"))
