@@ -5,6 +5,7 @@
 //! ```text
 //! cargo bench --bench history                                   # SQLite
 //! cargo bench --bench history -- --backends sqlite,postgres     # or TOKENQL_BENCH_BACKENDS
+//! cargo bench --bench history -- --profiles A,B,C               # history at a provider's floor
 //! ```
 //!
 //! 1. Starts anvil (`tools/chain/...` or `$TOKENQL_ANVIL`) with `--hardfork cancun
@@ -39,6 +40,46 @@
 //!    Then every page of the answer is walked and its records counted, and must equal the raw
 //!    count, which must equal the number of transfers made.
 //!
+//! **Provider profiles** (`--profiles A,B,C`, or `all`, or their names, or
+//! `TOKENQL_BENCH_PROFILES`; issue 28, "history at the provider's floor"): the time a wallet
+//! takes to `SYNCED` through a provider plan, next to the least that plan allows.
+//!
+//! 1. Starts anvil as above and builds a chain of exactly 200,000 blocks: 91 bursts ~2,200
+//!    blocks apart, each one block with 11 transfers of the wallet `0xa1…1001` (1,001 in all,
+//!    alternately sent and received) and 300 of a busy contract (27,300). Every scope's logs
+//!    are read once straight from anvil, per filter the history fetch uses (a wallet: three
+//!    topic filters; a contract: its address), and must match the transfers made.
+//! 2. Checks the proxy (`tests/support/proxy.rs`, [`proxy::Profile`]) against anvil: range
+//!    and result refusals in the providers' words, the suggested range, 429s with and without
+//!    `Retry-After`, batches counted per call, the latency, its counters.
+//! 3. Per backend, plan and run: a fresh database, a fresh proxy in front of anvil enforcing
+//!    the plan, and `tokenql serve --rpc eth=PROXY` with the plan's server flags. The plans,
+//!    each 50 ms away (every answer, refusals too, comes 50 ms after its request):
+//!
+//!    | plan | proxy | server flags |
+//!    |---|---|---|
+//!    | A `range10k-25rps` | `eth_getLogs is limited to a 10,000 range`; 25 calls/s, 429 with `Retry-After: 1` | `--max-log-range 10000 --rpc-max-rps 25` |
+//!    | B `results10k-50rps` | `query returned more than 10000 results. Try with this block range [0x…, 0x…].`; 50 calls/s, 429 without `Retry-After` | `--rpc-max-rps 50` |
+//!    | C `range2k-100rps` | `eth_getLogs is limited to a 2,000 range`; 100 calls/s, 429 with `Retry-After: 1` | `--max-log-range 2000 --rpc-max-rps 100` |
+//!
+//!    `--server-flags 'A=--max-log-range 10000 --rpc-concurrency 4'` replaces a plan's flags
+//!    (repeatable); `--no-new-flags` (or `TOKENQL_BENCH_NO_NEW_FLAGS=1`) drops
+//!    `--rpc-max-rps` and `--rpc-concurrency` and their values, for a server without them.
+//! 4. Once the live indexer holds the head (and 1.5 s more, so the start-up's calls leave the
+//!    rate window; the chain stays idle from here on), one scope at a time (`--scopes
+//!    wallet,contract`; default the wallet): the time from the first request to `SYNCED` as
+//!    above, the scope's `eth_getLogs` calls the proxy received (refused ones included) and
+//!    refused per reason, the server's own count (`/metrics`, every attempt), the proxy's
+//!    other calls meanwhile, per method (the fetch's headers and contract reads, the live
+//!    follower's `eth_blockNumber`s: the same rate limit, not in the floor), and then every
+//!    page of the answer checked against the transfers made.
+//! 5. The floor: per filter, the fewest ranges covering the history `[0, start)` that keep
+//!    within the plan's range and result limits (cut greedily as late as allowed), summed —
+//!    for the 1,001-transfer wallet, A: 3 × 20 = 60 calls, B: 3 × 1 = 3, C: 3 × 100 = 300;
+//!    floor seconds = floor calls ÷ the plan's calls per second + one round trip (50 ms):
+//!    2.45 s, 0.11 s, 3.05 s. The table gives time ÷ floor; the target is ≤ 1.25×. The
+//!    floor counts RPC only: a contract's 27,300 transfers also take their time to store.
+//!
 //! Knobs: `TOKENQL_BENCH_RUNS` (default 3; figures are medians), `TOKENQL_BENCH_BACKENDS` or
 //! `--backends` (`sqlite`, `postgres`, `mysql`; default `sqlite`), `TOKENQL_BENCH_SERVER_LOG`
 //! (the server's `RUST_LOG`, default `info,sqlx=warn,sea_orm=warn`), `--server-bin PATH` (another
@@ -47,6 +88,9 @@
 
 #[path = "../tests/support/anvil.rs"]
 mod anvil;
+
+#[path = "../tests/support/proxy.rs"]
+mod proxy;
 
 #[path = "../tests/support/common/db_url.rs"]
 mod db_url;
@@ -142,6 +186,40 @@ struct Target {
     transfers: u64,
 }
 
+/// Sends `txs` (to, calldata, gas) from `from` as one JSON-RPC batch with explicit nonces.
+async fn send_txs(
+    client: &reqwest::Client,
+    anvil: &Anvil,
+    from: &str,
+    nonce: &mut u64,
+    txs: &[(String, Vec<u8>, u64)],
+) -> anyhow::Result<()> {
+    let body: Vec<Value> = txs
+        .iter()
+        .enumerate()
+        .map(|(i, (to, data, gas))| {
+            let n = *nonce + i as u64;
+            json!({"jsonrpc": "2.0", "id": i, "method": "eth_sendTransaction",
+                   "params": [{"from": from, "to": to, "data": anvil::hex(data),
+                               "gas": format!("{gas:#x}"), "nonce": format!("{n:#x}")}]})
+        })
+        .collect();
+    *nonce += txs.len() as u64;
+    let replies: Vec<Value> = client
+        .post(&anvil.url)
+        .json(&body)
+        .send()
+        .await?
+        .json()
+        .await?;
+    for r in &replies {
+        if let Some(e) = r.get("error") {
+            bail!("eth_sendTransaction: {e}");
+        }
+    }
+    Ok(())
+}
+
 /// Builds the 1M-block history; returns the scopes to ask about.
 async fn build_chain(anvil: &Anvil) -> anyhow::Result<Vec<Target>> {
     let ctor = |name: &str| ("History".to_string(), name.to_string()).abi_encode_params();
@@ -183,29 +261,7 @@ async fn build_chain(anvil: &Anvil) -> anyhow::Result<Vec<Target>> {
                 gas(*per_burst),
             ));
         }
-        let body: Vec<Value> = txs
-            .iter()
-            .enumerate()
-            .map(|(i, (to, data, gas))| {
-                let n = nonce + i as u64;
-                json!({"jsonrpc": "2.0", "id": i, "method": "eth_sendTransaction",
-                       "params": [{"from": from, "to": to, "data": anvil::hex(data),
-                                   "gas": format!("{gas:#x}"), "nonce": format!("{n:#x}")}]})
-            })
-            .collect();
-        nonce += txs.len() as u64;
-        let replies: Vec<Value> = client
-            .post(&anvil.url)
-            .json(&body)
-            .send()
-            .await?
-            .json()
-            .await?;
-        for r in &replies {
-            if let Some(e) = r.get("error") {
-                bail!("eth_sendTransaction: {e}");
-            }
-        }
+        send_txs(&client, anvil, &from, &mut nonce, &txs).await?;
         // The burst's block, then the jump to the next burst.
         anvil.mine(1).await;
         anvil.mine(GAP - 1).await;
@@ -416,11 +472,13 @@ impl Drop for Server {
     }
 }
 
+/// Starts `bin serve` on a free port with every indexer setting at its default but `extra`.
 async fn start_server(
     bin: &Path,
     db_url: &str,
     rpc_url: &str,
     log: &Path,
+    extra: &[String],
 ) -> anyhow::Result<Server> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -436,6 +494,7 @@ async fn start_server(
             "--rpc",
             &format!("eth={rpc_url}"),
         ])
+        .args(extra)
         .env(
             "RUST_LOG",
             env_or("TOKENQL_BENCH_SERVER_LOG", "info,sqlx=warn,sea_orm=warn"),
@@ -694,7 +753,7 @@ async fn run_once(
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/history-bench");
         std::fs::create_dir_all(&dir)?;
         let log = dir.join(format!("server-{}-{run}.log", backend.name()));
-        let server = start_server(bin, &url, rpc_url, &log).await?;
+        let server = start_server(bin, &url, rpc_url, &log, &[]).await?;
         let start = live_start(&db, head).await?;
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
@@ -770,6 +829,808 @@ fn fmt_opt(v: Option<f64>) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Provider profiles (`--profiles`)
+
+/// Profile mode: the chain is blocks `0..=P_HEAD`, so a server joining at the head fetches the
+/// history `[0, P_HEAD)`: exactly `P_HEAD` blocks.
+const P_HEAD: u64 = 200_000;
+/// Profile mode: bursts, one block each, spread evenly over the chain.
+const P_BURSTS: u64 = 91;
+/// Profile mode: the wallet's transfers per burst (91 × 11 = 1,001).
+const P_WALLET_PER_BURST: u64 = 11;
+/// Profile mode: the contract's transfers per burst (91 × 300 = 27,300: more than two result
+/// limits of 10,000).
+const P_CONTRACT_PER_BURST: u64 = 300;
+/// Profile mode: the wallet.
+const P_WALLET: &str = "0xa100000000000000000000000000000000001001";
+/// The server flags a binary without the provider-pacing flags refuses (`--no-new-flags`
+/// drops them and their values).
+const NEW_FLAGS: [&str; 2] = ["--rpc-max-rps", "--rpc-concurrency"];
+/// The target: time to `SYNCED` at most this many times the floor.
+const TARGET: f64 = 1.25;
+
+/// A provider plan: what the proxy enforces, and the flags the server is told.
+#[derive(Debug, Clone)]
+struct ProviderProfile {
+    name: &'static str,
+    alias: &'static str,
+    proxy: proxy::Profile,
+    server_flags: Vec<String>,
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
+}
+
+/// The three plans of issue 28: (A) 10,000-block ranges at 25 calls/s, (B) 10,000-log results
+/// at 50 calls/s, (C) 2,000-block ranges at 100 calls/s; each 50 ms away. A and C send
+/// `Retry-After` with their 429s, B does not.
+fn provider_profiles() -> Vec<ProviderProfile> {
+    let latency = Duration::from_millis(50);
+    vec![
+        ProviderProfile {
+            name: "A",
+            alias: "range10k-25rps",
+            proxy: proxy::Profile {
+                latency,
+                max_block_range: Some(10_000),
+                max_results: None,
+                max_rps: Some(25),
+                retry_after: true,
+            },
+            server_flags: words("--max-log-range 10000 --rpc-max-rps 25"),
+        },
+        ProviderProfile {
+            name: "B",
+            alias: "results10k-50rps",
+            proxy: proxy::Profile {
+                latency,
+                max_block_range: None,
+                max_results: Some(10_000),
+                max_rps: Some(50),
+                retry_after: false,
+            },
+            server_flags: words("--rpc-max-rps 50"),
+        },
+        ProviderProfile {
+            name: "C",
+            alias: "range2k-100rps",
+            proxy: proxy::Profile {
+                latency,
+                max_block_range: Some(2_000),
+                max_results: None,
+                max_rps: Some(100),
+                retry_after: true,
+            },
+            server_flags: words("--max-log-range 2000 --rpc-max-rps 100"),
+        },
+    ]
+}
+
+/// `flags` without the [`NEW_FLAGS`] (`--flag VALUE` or `--flag=VALUE`).
+fn without_new_flags(flags: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = flags.iter();
+    while let Some(f) = it.next() {
+        if NEW_FLAGS.contains(&f.as_str()) {
+            it.next();
+        } else if !NEW_FLAGS.iter().any(|n| f.starts_with(&format!("{n}="))) {
+            out.push(f.clone());
+        }
+    }
+    out
+}
+
+/// A scope of the profile chain, with the blocks of its logs per `eth_getLogs` filter the
+/// history fetch uses (the floor's input).
+#[derive(Debug, Clone)]
+struct ProfileScope {
+    target: Target,
+    /// Per filter: the block of each matching log, ascending.
+    filters: Vec<Vec<u64>>,
+}
+
+/// The `eth_getLogs` filters (without a range) the history fetch uses for a scope: a wallet's
+/// three topic filters (`Rpc::wallet_logs`), a contract's one address filter
+/// (`Rpc::transfer_logs`).
+fn scope_filters(t: &Target) -> Vec<Value> {
+    use tokenql::decode::{TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
+    let (tr, single, batch) = (
+        format!("{TRANSFER_TOPIC:#x}"),
+        format!("{TRANSFER_SINGLE_TOPIC:#x}"),
+        format!("{TRANSFER_BATCH_TOPIC:#x}"),
+    );
+    if t.kind == "contract" {
+        return vec![json!({"address": t.address, "topics": [[tr, single, batch]]})];
+    }
+    let w = format!(
+        "0x{:0>64}",
+        t.address.trim_start_matches("0x").to_ascii_lowercase()
+    );
+    vec![
+        json!({"topics": [[tr, single, batch], [w]]}),
+        json!({"topics": [[tr, single, batch], null, [w]]}),
+        json!({"topics": [[single, batch], null, null, [w]]}),
+    ]
+}
+
+/// `filter` over `[from, to]`.
+fn ranged(filter: &Value, from: u64, to: u64) -> Value {
+    let mut f = filter.clone();
+    f["fromBlock"] = json!(format!("{from:#x}"));
+    f["toBlock"] = json!(format!("{to:#x}"));
+    f
+}
+
+/// The fewest ranges covering `[0, start)` such that none spans more than `max_range` blocks
+/// and none holds more than `max_results` of the logs at `blocks` (ascending): cut greedily as
+/// late as allowed, which no other cut beats. A block alone over the result limit counts once.
+fn min_pieces(
+    blocks: &[u64],
+    start: u64,
+    max_range: Option<u64>,
+    max_results: Option<usize>,
+) -> u64 {
+    let (mut from, mut i, mut pieces) = (0u64, 0usize, 0u64);
+    while from < start {
+        let mut to = max_range.map_or(start - 1, |r| (from + r.max(1) - 1).min(start - 1));
+        if let Some(m) = max_results {
+            let inside = blocks[i..].partition_point(|&b| b <= to);
+            if inside > m {
+                to = blocks[i + m].saturating_sub(1).max(from);
+            }
+        }
+        i += blocks[i..].partition_point(|&b| b <= to);
+        pieces += 1;
+        from = to + 1;
+    }
+    pieces
+}
+
+/// The floor of a scope's history under a plan: (eth_getLogs calls, seconds) — every filter's
+/// fewest ranges ([`min_pieces`]) over `[0, start)`, at the plan's calls per second, plus one
+/// round trip.
+fn floor(scope: &ProfileScope, start: u64, p: &proxy::Profile) -> (u64, f64) {
+    let calls: u64 = scope
+        .filters
+        .iter()
+        .map(|b| min_pieces(b, start, p.max_block_range, p.max_results))
+        .sum();
+    let paced = p
+        .max_rps
+        .map_or(0.0, |r| calls as f64 / f64::from(r.max(1)));
+    (calls, paced + p.latency.as_secs_f64())
+}
+
+/// Builds the 200,000-block chain of profile mode: one wallet of 1,001 transfers and a contract
+/// of 27,300, in 91 bursts evenly spread; the head is exactly [`P_HEAD`].
+async fn build_profile_chain(anvil: &Anvil) -> anyhow::Result<Vec<ProfileScope>> {
+    let ctor = |name: &str| ("History".to_string(), name.to_string()).abi_encode_params();
+    let busy = anvil.deploy("HistoryToken", ctor("BUSY")).await;
+    let tokens = [
+        anvil.deploy("HistoryToken", ctor("HISA")).await,
+        anvil.deploy("HistoryToken", ctor("HISB")).await,
+    ];
+    let from = anvil.accounts[0].clone();
+    let client = {
+        tokenql::tls::ensure_crypto_provider();
+        reqwest::Client::new()
+    };
+    let mut nonce = quantity(
+        &anvil
+            .rpc("eth_getTransactionCount", json!([from, "pending"]))
+            .await,
+    )?;
+    let gas = |logs: u64| 60_000 + 3_000 * logs;
+    let gap = (P_HEAD - anvil.head().await - 1) / P_BURSTS;
+    for b in 0..P_BURSTS {
+        let txs = vec![
+            (
+                busy.clone(),
+                calldata(emitTransfersCall {
+                    start: u(CONTRACT_BASE + b * P_CONTRACT_PER_BURST),
+                    n: u(P_CONTRACT_PER_BURST),
+                }),
+                gas(P_CONTRACT_PER_BURST),
+            ),
+            (
+                tokens[(b % 2) as usize].clone(),
+                calldata(emitWalletTransfersCall {
+                    wallet: P_WALLET.parse::<A>()?,
+                    seed: u(COUNTERPARTY_BASE + (3 << 32) + b * 1_000),
+                    n: u(P_WALLET_PER_BURST),
+                }),
+                gas(P_WALLET_PER_BURST),
+            ),
+        ];
+        send_txs(&client, anvil, &from, &mut nonce, &txs).await?;
+        anvil.mine(1).await;
+        anvil.mine(gap - 1).await;
+    }
+    let head = anvil.head().await;
+    if head < P_HEAD {
+        anvil.mine(P_HEAD - head).await;
+    }
+    let head = anvil.head().await;
+    if head != P_HEAD {
+        bail!("the profile chain's head is {head}, not {P_HEAD}");
+    }
+    let targets = [
+        Target {
+            label: format!("wallet {}", P_WALLET_PER_BURST * P_BURSTS),
+            kind: "wallet",
+            address: P_WALLET.to_string(),
+            transfers: P_WALLET_PER_BURST * P_BURSTS,
+        },
+        Target {
+            label: format!("contract {}", P_CONTRACT_PER_BURST * P_BURSTS),
+            kind: "contract",
+            address: busy,
+            transfers: P_CONTRACT_PER_BURST * P_BURSTS,
+        },
+    ];
+    let mut out = Vec::new();
+    for target in targets {
+        let mut filters = Vec::new();
+        let mut distinct = std::collections::BTreeSet::new();
+        for f in scope_filters(&target) {
+            let logs = anvil.rpc("eth_getLogs", json!([ranged(&f, 0, head)])).await;
+            let logs = logs.as_array().context("eth_getLogs: not a list")?;
+            let mut blocks = Vec::new();
+            for l in logs {
+                let (b, i) = (quantity(&l["blockNumber"])?, quantity(&l["logIndex"])?);
+                blocks.push(b);
+                distinct.insert((b, i));
+            }
+            blocks.sort_unstable();
+            filters.push(blocks);
+        }
+        if distinct.len() as u64 != target.transfers {
+            bail!(
+                "{}: its filters match {} logs, {} transfers were made",
+                target.label,
+                distinct.len(),
+                target.transfers
+            );
+        }
+        out.push(ProfileScope { target, filters });
+    }
+    println!(
+        "chain: blocks 0..={head}; {P_BURSTS} bursts {gap} blocks apart; {}",
+        out.iter()
+            .map(|s| format!(
+                "{} (logs per filter: {})",
+                s.target.label,
+                s.filters
+                    .iter()
+                    .map(|f| f.len().to_string())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(out)
+}
+
+/// POSTs a JSON-RPC body to the proxy: (HTTP status, `Retry-After`, body).
+async fn post_rpc(
+    client: &reqwest::Client,
+    url: &str,
+    body: Value,
+) -> anyhow::Result<(u16, Option<String>, Value)> {
+    let r = client.post(url).json(&body).send().await?;
+    let status = r.status().as_u16();
+    let retry = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    Ok((status, retry, r.json().await?))
+}
+
+fn call(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Checks the proxy's provider profile against anvil before measuring with it: the range and
+/// result refusals (wording, suggested range), the rate limit (429, `Retry-After`, batches
+/// counted per item, refused calls not forwarded), the latency and the counters.
+async fn proxy_self_check(anvil: &Anvil, wallet: &ProfileScope) -> anyhow::Result<()> {
+    let p = proxy::Proxy::start(&anvil.url, 7).await;
+    let client = reqwest::Client::new();
+    let head = anvil.head().await;
+    let sent = scope_filters(&wallet.target).remove(0);
+    let check = |ok: bool, what: String| {
+        if ok {
+            Ok(())
+        } else {
+            Err(anyhow::anyhow!("proxy self-check: {what}"))
+        }
+    };
+
+    // Range, and latency.
+    p.set_profile(proxy::Profile {
+        latency: Duration::from_millis(50),
+        max_block_range: Some(1_000),
+        ..Default::default()
+    });
+    let t = Instant::now();
+    let (s, _, v) = post_rpc(
+        &client,
+        &p.url,
+        call(1, "eth_getLogs", json!([ranged(&sent, 0, 1_000)])),
+    )
+    .await?;
+    let took = t.elapsed();
+    check(
+        s == 200
+            && v["id"] == 1
+            && v["error"]["code"] == -32005
+            && v["error"]["message"] == "eth_getLogs is limited to a 1,000 range",
+        format!("range refusal: HTTP {s} {v}"),
+    )?;
+    check(
+        took >= Duration::from_millis(50),
+        format!("answered after {took:?}, before the 50 ms latency"),
+    )?;
+    let (s, _, v) = post_rpc(
+        &client,
+        &p.url,
+        call(2, "eth_getLogs", json!([ranged(&sent, 0, 999)])),
+    )
+    .await?;
+    check(
+        s == 200 && v["result"].is_array(),
+        format!("1,000 blocks: HTTP {s} {v}"),
+    )?;
+
+    // Results: the suggested range holds at most the limit, one block more holds more.
+    let max = 20usize;
+    p.set_profile(proxy::Profile {
+        max_results: Some(max),
+        ..Default::default()
+    });
+    let (s, _, v) = post_rpc(
+        &client,
+        &p.url,
+        call(3, "eth_getLogs", json!([ranged(&sent, 0, head)])),
+    )
+    .await?;
+    let m = v["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let prefix = format!("query returned more than {max} results. Try with this block range [");
+    check(
+        s == 200 && v["error"]["code"] == -32005 && m.starts_with(&prefix) && m.ends_with("]."),
+        format!("result refusal: HTTP {s} {v}"),
+    )?;
+    let inner = &m[prefix.len()..m.len() - 2];
+    let (a, b) = inner.split_once(", ").context("the suggested range")?;
+    let hexnum = |x: &str| u64::from_str_radix(x.trim_start_matches("0x"), 16);
+    let (a, b) = (hexnum(a)?, hexnum(b)?);
+    let count = |from: u64, to: u64| {
+        let f = ranged(&sent, from, to);
+        async move {
+            anvil
+                .rpc("eth_getLogs", json!([f]))
+                .await
+                .as_array()
+                .map_or(0, Vec::len)
+        }
+    };
+    let (within, beyond) = (count(a, b).await, count(a, b + 1).await);
+    check(
+        a == 0 && within <= max && beyond > max,
+        format!("suggested [{a}, {b}]: {within} logs, one block more {beyond}"),
+    )?;
+
+    // Rate: 4 calls a second; refused calls not forwarded; a batch counts per item.
+    p.set_profile(proxy::Profile {
+        max_rps: Some(4),
+        retry_after: true,
+        ..Default::default()
+    });
+    let forwarded_before = p.count("eth_blockNumber");
+    let mut statuses = Vec::new();
+    for id in 0..6 {
+        let (s, retry, v) =
+            post_rpc(&client, &p.url, call(id, "eth_blockNumber", json!([]))).await?;
+        if s == 429 {
+            check(
+                retry.as_deref() == Some("1")
+                    && v["id"] == id
+                    && v["error"]["code"] == 429
+                    && v["error"]["message"] == "Too Many Requests",
+                format!("429: Retry-After {retry:?}, {v}"),
+            )?;
+        }
+        statuses.push(s);
+    }
+    check(
+        statuses == [200, 200, 200, 200, 429, 429],
+        format!("4 per second: {statuses:?}"),
+    )?;
+    tokio::time::sleep(Duration::from_millis(1_050)).await;
+    let batch: Vec<Value> = (10..13)
+        .map(|id| call(id, "eth_blockNumber", json!([])))
+        .collect();
+    let (s, _, v) = post_rpc(&client, &p.url, Value::Array(batch)).await?;
+    check(
+        s == 200 && v.as_array().is_some_and(|a| a.len() == 3),
+        format!("a batch of 3: HTTP {s} {v}"),
+    )?;
+    p.set_profile(proxy::Profile {
+        max_rps: Some(4),
+        retry_after: false,
+        ..Default::default()
+    });
+    // set_profile empties the window: 4 admitted, then a batch of 2 refused as a whole.
+    for id in 20..24 {
+        let (s, _, _) = post_rpc(&client, &p.url, call(id, "eth_blockNumber", json!([]))).await?;
+        check(s == 200, format!("after set_profile: HTTP {s}"))?;
+    }
+    let batch: Vec<Value> = (30..32)
+        .map(|id| call(id, "eth_blockNumber", json!([])))
+        .collect();
+    let (s, retry, v) = post_rpc(&client, &p.url, Value::Array(batch)).await?;
+    check(
+        s == 429
+            && retry.is_none()
+            && v.as_array()
+                .is_some_and(|a| a.len() == 2 && a[1]["id"] == 31),
+        format!("a refused batch: HTTP {s}, Retry-After {retry:?}, {v}"),
+    )?;
+
+    let refused = p.refused();
+    let want: std::collections::BTreeMap<String, u64> = [("range", 1), ("results", 1), ("rate", 4)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    check(
+        refused == want,
+        format!("refused {refused:?}, expected {want:?}"),
+    )?;
+    let w = wallet.target.address.to_ascii_lowercase();
+    check(
+        p.count(&format!("refused:range~{w}")) == 1
+            && p.count(&format!("refused:results~{w}")) == 1,
+        format!("per-wallet refusals: {:?}", p.counts()),
+    )?;
+    // Received: 6 + 3 + 4 + 2 calls, refused or not.
+    check(
+        p.count("eth_blockNumber") - forwarded_before == 15 && p.wallet_calls(&w).len() == 3,
+        format!("counters: {:?}", p.counts()),
+    )?;
+    println!("proxy self-check: range, results, rate, latency and counters as specified");
+    Ok(())
+}
+
+/// What one scope's run under a plan measured.
+#[derive(Debug, Clone)]
+struct ProfileMeasure {
+    synced: f64,
+    start: u64,
+    /// The scope's `eth_getLogs` calls the proxy received (refused or not).
+    scope_calls: u64,
+    /// The scope's calls refused: range, results, rate.
+    scope_refused: [u64; 3],
+    /// Every call refused meanwhile (any method, any caller): range, results, rate.
+    all_refused: [u64; 3],
+    /// Other `eth_getLogs` calls (the live follower) and other methods, meanwhile.
+    other_logs: u64,
+    other_calls: u64,
+    /// `other_calls` per method.
+    other_detail: String,
+    /// The server's `eth_getLogs` requests meanwhile (its `/metrics`: every attempt).
+    server_calls: u64,
+    floor_calls: u64,
+    floor_secs: f64,
+}
+
+/// The JSON-RPC calls the proxy has received, of every method (its method-name counters).
+fn rpc_calls(counts: &std::collections::BTreeMap<String, u64>) -> u64 {
+    counts
+        .iter()
+        .filter(|(k, _)| {
+            k.contains('_')
+                && !k.contains([':', '@', '~'])
+                && !["failed_logs", "span_refused"].contains(&k.as_str())
+        })
+        .map(|(_, v)| v)
+        .sum()
+}
+
+/// The calls per method (but `eth_getLogs`) received between two snapshots of the counters:
+/// `method n, ...`.
+fn other_methods(
+    before: &std::collections::BTreeMap<String, u64>,
+    after: &std::collections::BTreeMap<String, u64>,
+) -> String {
+    let mut out = Vec::new();
+    for (k, v) in after {
+        let d = v - before.get(k).copied().unwrap_or(0);
+        let one = std::collections::BTreeMap::from([(k.clone(), d)]);
+        if d > 0 && k != "eth_getLogs" && rpc_calls(&one) == d {
+            out.push(format!("{k} {d}"));
+        }
+    }
+    if out.is_empty() {
+        "none".to_string()
+    } else {
+        out.join(", ")
+    }
+}
+
+/// A scope's calls and refusals so far at the proxy.
+fn scope_counts(p: &proxy::Proxy, t: &Target) -> (u64, [u64; 3]) {
+    let a = t.address.to_ascii_lowercase();
+    let (calls, tag) = if t.kind == "wallet" {
+        (p.wallet_calls(&a).len() as u64, format!("~{a}"))
+    } else {
+        (p.count(&format!("eth_getLogs@{a}")), format!("@{a}"))
+    };
+    let refused = proxy::REFUSALS.map(|r| p.count(&format!("refused:{r}{tag}")));
+    (calls, refused)
+}
+
+fn all_refused(p: &proxy::Proxy) -> [u64; 3] {
+    let r = p.refused();
+    proxy::REFUSALS.map(|k| r.get(k).copied().unwrap_or(0))
+}
+
+fn minus(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+/// One run of one plan on a fresh database, proxy and server: every scope, one at a time.
+#[allow(clippy::too_many_arguments)]
+async fn run_profile_once(
+    backend: Backend,
+    run: usize,
+    bin: &Path,
+    anvil_url: &str,
+    head: u64,
+    profile: &ProviderProfile,
+    flags: &[String],
+    scopes: &[ProfileScope],
+) -> anyhow::Result<Vec<ProfileMeasure>> {
+    let (handle, url) = BenchDb::create(backend, run).await?;
+    let result = async {
+        let p = proxy::Proxy::start(anvil_url, 1 + run as u64).await;
+        p.set_profile(profile.proxy.clone());
+        let db = tokenql::store::database::connect(&url, 2).await?;
+        let (_, key) = tokenql::keys::create_with_rate(
+            &db,
+            "history-bench",
+            tokenql::keys::KeyRate {
+                per_sec: Some(0),
+                burst: None,
+            },
+        )
+        .await?;
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/history-bench");
+        std::fs::create_dir_all(&dir)?;
+        let log = dir.join(format!("server-{}-{}-{run}.log", backend.name(), profile.alias));
+        let server = start_server(bin, &url, &p.url, &log, flags).await?;
+        let start = live_start(&db, head).await?;
+        // The start-up's calls leave the proxy's rate window.
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()?;
+        let mut out = Vec::new();
+        for s in scopes {
+            let t = &s.target;
+            let (calls0, refused0) = scope_counts(&p, t);
+            let (counts0, all0) = (p.counts(), all_refused(&p));
+            let server0 = server_get_logs(&client, &server.base).await?;
+            let (synced, requests, claimed, stored) =
+                time_scope(&client, &server.base, &key, &db, t).await?;
+            let server_calls = server_get_logs(&client, &server.base).await? - server0;
+            let (calls1, refused1) = scope_counts(&p, t);
+            let (counts1, all1) = (p.counts(), all_refused(&p));
+            let (records, distinct) = count_pages(&client, &server.base, &key, t).await?;
+            if records != t.transfers || distinct != t.transfers {
+                bail!(
+                    "{}: the SYNCED answer has {records} records ({distinct} distinct), the chain {}",
+                    t.label,
+                    t.transfers
+                );
+            }
+            let get_logs = |c: &std::collections::BTreeMap<String, u64>| {
+                c.get("eth_getLogs").copied().unwrap_or(0)
+            };
+            let scope_calls = calls1 - calls0;
+            let logs = get_logs(&counts1) - get_logs(&counts0);
+            let (floor_calls, floor_secs) = floor(s, start, &profile.proxy);
+            let m = ProfileMeasure {
+                synced,
+                start,
+                scope_calls,
+                scope_refused: minus(refused1, refused0),
+                all_refused: minus(all1, all0),
+                other_logs: logs.saturating_sub(scope_calls),
+                other_calls: (rpc_calls(&counts1) - rpc_calls(&counts0)).saturating_sub(logs),
+                other_detail: other_methods(&counts0, &counts1),
+                server_calls,
+                floor_calls,
+                floor_secs,
+            };
+            println!(
+                "  {} {} run {run} {:<16} SYNCED after {synced:>7.3} s, floor {floor_secs:.3} s ({:.2}×) | eth_getLogs: {scope_calls} received (refused range/results/rate {}), floor {floor_calls}; server /metrics {server_calls}; meanwhile other eth_getLogs {}, other calls {} ({}), all refused {} | {requests} requests, claimed {}, stored {}; history [0, {start}) | {records} records checked",
+                backend.name(),
+                profile.alias,
+                t.label,
+                synced / floor_secs,
+                fmt3(m.scope_refused),
+                m.other_logs,
+                m.other_calls,
+                m.other_detail,
+                fmt3(m.all_refused),
+                fmt_opt(claimed),
+                fmt_opt(stored),
+            );
+            out.push(m);
+        }
+        drop(server);
+        drop(p);
+        let _ = db.close().await;
+        Ok(out)
+    }
+    .await;
+    let dropped = handle.drop_db().await;
+    let out = result?;
+    dropped?;
+    Ok(out)
+}
+
+fn fmt3(v: [u64; 3]) -> String {
+    format!("{}/{}/{}", v[0], v[1], v[2])
+}
+
+fn parse_profiles(list: &str) -> anyhow::Result<Vec<ProviderProfile>> {
+    let all = provider_profiles();
+    let mut out = Vec::new();
+    for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        if w == "all" {
+            out.extend(all.iter().cloned());
+            continue;
+        }
+        match all
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(w) || p.alias == w)
+        {
+            Some(p) => out.push(p.clone()),
+            None => bail!(
+                "unknown profile '{w}' ({})",
+                all.iter()
+                    .map(|p| format!("{} = {}", p.name, p.alias))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+    Ok(out)
+}
+
+/// Profile mode: the 200,000-block chain, the proxy's self-check, then per backend, plan and
+/// run a fresh proxy, database and server, and the table.
+#[allow(clippy::too_many_arguments)]
+async fn bench_profiles(
+    profiles: Vec<ProviderProfile>,
+    overrides: &[(String, Vec<String>)],
+    no_new_flags: bool,
+    scope_kinds: &[String],
+    backends: Vec<Backend>,
+    runs: usize,
+    bin: &Path,
+) -> anyhow::Result<()> {
+    let anvil = Anvil::start(
+        2,
+        &[
+            "--no-mining",
+            "--base-fee",
+            "0",
+            "--hardfork",
+            "cancun",
+            "--prune-history",
+        ],
+    )
+    .await;
+    let t = Instant::now();
+    let all = build_profile_chain(&anvil).await?;
+    let head = anvil.head().await;
+    proxy_self_check(&anvil, &all[0]).await?;
+    let scopes: Vec<ProfileScope> = all
+        .into_iter()
+        .filter(|s| scope_kinds.iter().any(|k| k == s.target.kind))
+        .collect();
+    println!(
+        "built in {:.1} s; server {}; {runs} run(s) per backend and profile, medians",
+        t.elapsed().as_secs_f64(),
+        bin.display()
+    );
+    let mut rows = Vec::new();
+    for backend in backends {
+        for profile in &profiles {
+            let mut flags = overrides
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(profile.name) || *n == profile.alias)
+                .map_or_else(|| profile.server_flags.clone(), |(_, f)| f.clone());
+            if no_new_flags {
+                flags = without_new_flags(&flags);
+            }
+            let p = &profile.proxy;
+            println!(
+                "profile {} ({}): range {}, results {}, {} calls/s ({} Retry-After), latency {} ms; server flags: {}",
+                profile.name,
+                profile.alias,
+                p.max_block_range.map_or("-".into(), proxy::thousands),
+                p.max_results.map_or("-".into(), |r| proxy::thousands(r as u64)),
+                p.max_rps.map_or("-".into(), |r| r.to_string()),
+                if p.retry_after { "with" } else { "no" },
+                p.latency.as_millis(),
+                if flags.is_empty() { "(none)".to_string() } else { flags.join(" ") },
+            );
+            let mut per_run = Vec::new();
+            for run in 0..runs {
+                per_run.push(
+                    run_profile_once(
+                        backend, run, bin, &anvil.url, head, profile, &flags, &scopes,
+                    )
+                    .await?,
+                );
+            }
+            for (i, s) in scopes.iter().enumerate() {
+                let m: Vec<&ProfileMeasure> = per_run.iter().map(|r| &r[i]).collect();
+                let med =
+                    |f: &dyn Fn(&ProfileMeasure) -> f64| median(m.iter().map(|x| f(x)).collect());
+                let med3 = |f: &dyn Fn(&ProfileMeasure) -> [u64; 3]| {
+                    format!(
+                        "{}/{}/{}",
+                        med(&|x| f(x)[0] as f64),
+                        med(&|x| f(x)[1] as f64),
+                        med(&|x| f(x)[2] as f64)
+                    )
+                };
+                let synced = med(&|x| x.synced);
+                let floor_secs = med(&|x| x.floor_secs);
+                let ratio = med(&|x| x.synced / x.floor_secs);
+                rows.push(format!(
+                    "| {} | {} {} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.2}× | {} | {} / {} |",
+                    backend.name(),
+                    profile.name,
+                    profile.alias,
+                    s.target.label,
+                    med(&|x| x.scope_calls as f64),
+                    med3(&|x| x.scope_refused),
+                    med(&|x| x.floor_calls as f64),
+                    med(&|x| x.server_calls as f64),
+                    med3(&|x| x.all_refused),
+                    med(&|x| x.start as f64),
+                    synced,
+                    floor_secs,
+                    ratio,
+                    if ratio <= TARGET { "yes" } else { "no" },
+                    med(&|x| x.other_logs as f64),
+                    med(&|x| x.other_calls as f64),
+                ));
+            }
+        }
+    }
+    println!();
+    println!("| db | profile | scope | eth_getLogs made (proxy) | refused range/results/rate | floor calls | server eth_getLogs (/metrics) | all refused meanwhile | history blocks | to SYNCED s | floor s | ÷ floor | ≤ {TARGET}× | meanwhile: other eth_getLogs / other calls |");
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|");
+    for r in rows {
+        println!("{r}");
+    }
+    println!("(medians; 'made' = the scope's eth_getLogs the proxy received, refused ones included; floor calls = per filter the fewest ranges within the plan's range and result limits over [0, start), summed (wallet: 3 filters, contract: 1); floor s = floor calls ÷ calls per second + one round trip; 'meanwhile' = the proxy's other calls from the first request to SYNCED: the history fetch's headers (eth_getBlockByNumber, a batch counted per call) and contract reads (eth_call), the live follower's eth_blockNumber; they use the same rate limit but are not in the floor)");
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
 
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -801,15 +1662,34 @@ fn parse_backends(list: &str) -> anyhow::Result<Vec<Backend>> {
 async fn bench() -> anyhow::Result<()> {
     let mut backends = env_or("TOKENQL_BENCH_BACKENDS", "sqlite");
     let mut bin = PathBuf::from(env!("CARGO_BIN_EXE_tokenql"));
+    let mut profiles = env_or("TOKENQL_BENCH_PROFILES", "");
+    let mut scope_kinds = "wallet".to_string();
+    let mut no_new_flags = !matches!(
+        env_or("TOKENQL_BENCH_NO_NEW_FLAGS", "").as_str(),
+        "" | "0" | "false" | "no"
+    );
+    let mut overrides: Vec<(String, Vec<String>)> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--backends" => backends = args.next().context("--backends LIST")?,
             "--server-bin" => bin = PathBuf::from(args.next().context("--server-bin PATH")?),
+            "--profiles" => profiles = args.next().context("--profiles LIST")?,
+            "--scopes" => scope_kinds = args.next().context("--scopes wallet,contract")?,
+            "--no-new-flags" => no_new_flags = true,
+            "--server-flags" => {
+                let v = args.next().context("--server-flags PROFILE=FLAGS")?;
+                let (name, flags) = v
+                    .split_once('=')
+                    .context("--server-flags PROFILE=FLAGS, e.g. 'A=--max-log-range 10000'")?;
+                overrides.push((name.trim().to_string(), words(flags)));
+            }
             "--bench" => {} // cargo bench passes it
             "--help" | "-h" => {
                 println!("cargo bench --bench history -- [--backends sqlite,postgres,mysql] [--server-bin PATH]");
-                println!("env: TOKENQL_BENCH_RUNS (3), TOKENQL_BENCH_BACKENDS (sqlite), TOKENQL_BENCH_SERVER_LOG");
+                println!("cargo bench --bench history -- --profiles A,B,C|all [--scopes wallet,contract] [--no-new-flags] [--server-flags 'A=--max-log-range 10000 ...'] [--backends ...] [--server-bin PATH]");
+                println!("profiles: A = range10k-25rps, B = results10k-50rps, C = range2k-100rps");
+                println!("env: TOKENQL_BENCH_RUNS (3), TOKENQL_BENCH_BACKENDS (sqlite), TOKENQL_BENCH_SERVER_LOG, TOKENQL_BENCH_PROFILES, TOKENQL_BENCH_NO_NEW_FLAGS");
                 return Ok(());
             }
             other => bail!("unknown argument '{other}' (try --help)"),
@@ -820,6 +1700,30 @@ async fn bench() -> anyhow::Result<()> {
         .parse::<usize>()
         .context("TOKENQL_BENCH_RUNS")?
         .max(1);
+    if !profiles.is_empty() {
+        let profiles = parse_profiles(&profiles)?;
+        let kinds: Vec<String> = scope_kinds
+            .split(',')
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty())
+            .collect();
+        if let Some(k) = kinds.iter().find(|k| *k != "wallet" && *k != "contract") {
+            bail!("unknown scope '{k}' (wallet, contract)");
+        }
+        for (name, _) in &overrides {
+            parse_profiles(name).context("--server-flags")?;
+        }
+        return bench_profiles(
+            profiles,
+            &overrides,
+            no_new_flags,
+            &kinds,
+            backends,
+            runs,
+            &bin,
+        )
+        .await;
+    }
 
     let anvil = Anvil::start(
         2,

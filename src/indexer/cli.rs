@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::config::{parse_chain_value, ChainConfig, IndexerConfig};
+use super::rpc::ProviderProfile;
 use crate::types::Chain;
 
 /// Indexer flags. Per-chain values also come from `TOKENQL_RPC_<CHAIN>` and
@@ -26,9 +27,19 @@ pub struct IndexerArgs {
     /// Milliseconds between polls once caught up.
     #[arg(long, env = "TOKENQL_POLL_INTERVAL_MS", default_value_t = 1000)]
     pub poll_interval_ms: u64,
-    /// Largest eth_getLogs range, in blocks (it adapts below this on provider limits).
-    #[arg(long, env = "TOKENQL_MAX_LOG_RANGE", default_value_t = 10_000)]
-    pub max_log_range: u64,
+    /// The provider's largest eth_getLogs range, in blocks (default: none known; history
+    /// fetches ask for whole ranges and keep a limit a refusal names; the live follower stays
+    /// at or below 10,000 and adapts below on refusals).
+    #[arg(long, env = "TOKENQL_MAX_LOG_RANGE")]
+    pub max_log_range: Option<u64>,
+    /// The provider's rate limit, in calls per second (default: none known; a refusal for rate
+    /// pauses for its Retry-After and slows the calls down). A JSON-RPC batch counts its calls.
+    #[arg(long, env = "TOKENQL_RPC_MAX_RPS")]
+    pub rpc_max_rps: Option<u32>,
+    /// History calls (and contract reads) in flight at once per chain; the live follower's
+    /// calls come first and are not counted.
+    #[arg(long, env = "TOKENQL_RPC_CONCURRENCY", default_value_t = 8)]
+    pub rpc_concurrency: usize,
     /// Seconds before an RPC request times out.
     #[arg(long, env = "TOKENQL_RPC_TIMEOUT_SECS", default_value_t = 30)]
     pub rpc_timeout_secs: u64,
@@ -91,8 +102,14 @@ impl IndexerArgs {
             starts.retain(|(x, _)| *x != c);
             starts.push((c, n));
         }
-        if self.max_log_range == 0 {
+        if self.max_log_range == Some(0) {
             return Err("--max-log-range must be at least 1".into());
+        }
+        if self.rpc_max_rps == Some(0) {
+            return Err("--rpc-max-rps must be at least 1".into());
+        }
+        if self.rpc_concurrency == 0 {
+            return Err("--rpc-concurrency must be at least 1".into());
         }
         if self.history_workers == 0 {
             return Err("--history-workers must be at least 1".into());
@@ -108,8 +125,15 @@ impl IndexerArgs {
                 cfg.confirmations = self.confirmations;
                 cfg.max_reorg_depth = self.max_reorg_depth;
                 cfg.poll_interval = Duration::from_millis(self.poll_interval_ms.max(10));
-                cfg.max_range = self.max_log_range;
-                cfg.initial_range = cfg.initial_range.min(self.max_log_range);
+                if let Some(limit) = self.max_log_range {
+                    cfg.max_range = limit;
+                    cfg.initial_range = cfg.initial_range.min(limit);
+                }
+                cfg.provider = ProviderProfile {
+                    max_rps: self.rpc_max_rps,
+                    concurrency: self.rpc_concurrency,
+                    max_log_range: self.max_log_range,
+                };
                 cfg.request_timeout = Duration::from_secs(self.rpc_timeout_secs.max(1));
                 cfg.history_workers = self.history_workers;
                 cfg.history_slice = Duration::from_secs(self.history_slice_secs.max(1));

@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::types::Chain;
 
 use super::retry::RetryPolicy;
+use super::rpc::ProviderProfile;
 
 /// One chain to follow.
 #[derive(Debug, Clone)]
@@ -20,9 +21,11 @@ pub struct ChainConfig {
     pub max_reorg_depth: u64,
     /// Pause between polls once caught up.
     pub poll_interval: Duration,
-    /// Initial and largest `eth_getLogs` range, in blocks.
+    /// The live follower's initial and largest `eth_getLogs` range, in blocks.
     pub initial_range: u64,
     pub max_range: u64,
+    /// What is known of the provider: its rate, calls at once, block range limit.
+    pub provider: ProviderProfile,
     /// Per-request timeout.
     pub request_timeout: Duration,
     pub retry: RetryPolicy,
@@ -49,6 +52,11 @@ impl ChainConfig {
             poll_interval: Duration::from_millis(1000),
             initial_range: 500,
             max_range: 10_000,
+            provider: ProviderProfile {
+                max_rps: None,
+                concurrency: 8,
+                max_log_range: None,
+            },
             request_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
             history_workers: 4,

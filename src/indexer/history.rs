@@ -3,8 +3,9 @@
 //! The query service (or `tokenql sync`) schedules a scope by inserting a `pending` row in
 //! `scope_sync` ([`store::scopes`]), once, through the database, so the API and the indexer
 //! may run in different processes. Per chain, `history_workers` slots claim scopes oldest
-//! first. A slot fetches `[from, start)` with adaptive `eth_getLogs` ranges — a contract's logs
-//! by `address`, a wallet's by topic ([`Rpc::wallet_logs`]) — and writes each range with the
+//! first. A slot fetches `[from, start)` in the widest `eth_getLogs` ranges the provider takes,
+//! several at once ([`super::plan`]) — a contract's logs by `address`, a wallet's by topic
+//! ([`Rpc::wallet_logs`]) — and writes each range, in order, with the
 //! scope's progress in one transaction through the one write path, so a crash resumes from the
 //! last stored range and a transfer fetched by several scopes and the live follower is stored
 //! once. After `history_slice` a slot puts its scope back at the end of the queue (fairness: a
@@ -19,11 +20,10 @@ use sea_orm::DatabaseConnection;
 use tokio::sync::watch;
 
 use super::config::ChainConfig;
-use super::range::RangeSizer;
+use super::plan::Plan;
 use super::retry::jitter;
 use super::retry::pause;
 use super::rpc::{Rpc, RpcFailure};
-use super::shrink::fetch_shrinking;
 use super::StepError;
 use crate::decode::{self, RpcLog, Skipped};
 use crate::store::scopes::{self, Failure, Job, Progress};
@@ -90,7 +90,7 @@ async fn slot(
                 turn(&db, &cfg, &rpc, job, start, &mut stop).await;
             }
             Ok(None) => {
-                if pause(&mut stop, idle).await {
+                if wait_for_work(&mut stop, idle).await {
                     return;
                 }
             }
@@ -101,6 +101,16 @@ async fn slot(
                 }
             }
         }
+    }
+}
+
+/// Waits until this process queues a scope or `idle` passes (another process may have queued
+/// one); returns true when stopped.
+async fn wait_for_work(stop: &mut watch::Receiver<bool>, idle: Duration) -> bool {
+    let queued = scopes::queued_here().notified();
+    tokio::select! {
+        stopped = pause(stop, idle) => stopped,
+        _ = queued => *stop.borrow(),
     }
 }
 
@@ -158,9 +168,11 @@ async fn attempts_after_failure(db: &DatabaseConnection, chain: Chain, scope: Sc
         + 1
 }
 
-/// Fetches and stores `[job.from, start)` until done, the deadline, or a stop. The next
-/// range is fetched while the current one is written (in order: progress only ever covers
-/// stored ranges). At the deadline the turn ends only if another scope is waiting.
+/// Fetches and stores `[job.from, start)` until done, the deadline, or a stop: the ranges of
+/// the provider's profile ([`Plan`]), several in flight while the earlier ones are written,
+/// written in order (progress only ever covers stored ranges), the ranges fetched meanwhile
+/// with them. At the deadline the turn ends
+/// only if another scope is waiting.
 async fn fetch(
     db: &DatabaseConnection,
     cfg: &ChainConfig,
@@ -173,65 +185,61 @@ async fn fetch(
     if job.from >= start {
         return Ok(Turn::Done);
     }
-    let mut sizer = RangeSizer::new(cfg.max_range, 1, cfg.max_range.max(100_000));
-    let mut current = logs_of(rpc, job.scope, job.from, start, &mut sizer).await?;
-    loop {
-        let (to, logs) = current;
-        let (batch, skipped) = batch_of(rpc, job.scope, to, &logs).await?;
-        let write = store::write_batch(db, cfg.chain, &batch);
-        let next = to + 1;
-        let stored = Stored {
+    let scope = job.scope;
+    let logs_of = |from: u64, to: u64| {
+        let rpc = rpc.clone();
+        async move {
+            match scope.kind {
+                ScopeKind::Contract => rpc.transfer_logs(from, to, Some(scope.address)).await,
+                ScopeKind::Wallet => rpc.wallet_logs(from, to, scope.address).await,
+            }
+        }
+    };
+    let ahead = rpc.pacing().concurrency().clamp(1, MAX_RANGES_AHEAD);
+    let mut plan = Plan::new(job.from, start, rpc.limits(), ahead);
+    while let Some(got) = plan.next(&logs_of, || rpc.limits()).await {
+        let (_, mut to, mut logs) = got?;
+        // The ranges fetched meanwhile go into the same write: one commit for many small ranges.
+        while logs.len() < MAX_LOGS_PER_WRITE && plan.next_is_ready() {
+            let Some(more) = plan.next(&logs_of, || rpc.limits()).await else {
+                break;
+            };
+            let (_, through, more) = more?;
+            to = through;
+            logs.extend(more);
+        }
+        let (batch, skipped) = batch_of(rpc, scope, to, &logs).await?;
+        store::write_batch(db, cfg.chain, &batch).await?;
+        Stored {
             chain: cfg.chain,
-            scope: job.scope,
+            scope,
             through: to,
             logs: logs.len() as u64,
             skipped,
-        };
-        if next >= start {
-            write.await?;
-            stored.report();
+        }
+        .report();
+        if to + 1 >= start {
             return Ok(Turn::Done);
         }
         if *stop.borrow() {
-            write.await?;
             return Ok(Turn::Stopped);
         }
         if Instant::now() >= deadline {
-            write.await?;
-            stored.report();
             if scopes::any_waiting(db, cfg.chain).await? {
                 return Ok(Turn::Yield);
             }
             deadline = Instant::now() + cfg.history_slice;
-            current = logs_of(rpc, job.scope, next, start, &mut sizer).await?;
-            continue;
         }
-        let (written, ahead) =
-            tokio::join!(write, logs_of(rpc, job.scope, next, start, &mut sizer));
-        written?;
-        stored.report();
-        current = ahead?;
     }
+    Ok(Turn::Done)
 }
 
-/// The scope's logs in the largest range from `from` the provider accepts: (last block, logs).
-async fn logs_of(
-    rpc: &Rpc,
-    scope: Scope,
-    from: u64,
-    start: u64,
-    sizer: &mut RangeSizer,
-) -> Result<(u64, Vec<RpcLog>), StepError> {
-    let got = fetch_shrinking(sizer, from, start - 1, |from, to| async move {
-        match scope.kind {
-            ScopeKind::Contract => rpc.transfer_logs(from, to, Some(scope.address)).await,
-            ScopeKind::Wallet => rpc.wallet_logs(from, to, scope.address).await,
-        }
-    })
-    .await?;
-    sizer.success();
-    Ok(got)
-}
+/// Fetched ranges are written together up to this many logs.
+const MAX_LOGS_PER_WRITE: usize = 20_000;
+
+/// Ranges of one scope in flight at once, at most (the endpoint's `--rpc-concurrency` bounds
+/// the calls of all of them).
+const MAX_RANGES_AHEAD: usize = 4;
 
 /// The write batch of one fetched range (decoded transfers, their blocks' headers, and the
 /// scope's progress through `to`), and the logs skipped as not decodable.

@@ -25,6 +25,8 @@ pub mod contract_reads;
 pub mod follower;
 pub mod history;
 pub mod leader;
+pub mod pacing;
+pub mod plan;
 pub mod progress;
 pub mod range;
 pub mod reorg;
@@ -33,6 +35,7 @@ pub mod rpc;
 pub mod shrink;
 mod start;
 pub mod status;
+pub mod transport;
 
 pub use config::{ChainConfig, IndexerConfig};
 
@@ -139,17 +142,18 @@ pub async fn run_chain(
     };
     tracing::info!(%chain, start, head, endpoint = %cfg.rpc_url, "following chain");
 
+    // History fetches give way to the live follower, contract reads to both.
     let history = tokio::spawn(history::run(
         db.clone(),
         cfg.clone(),
-        rpc.clone(),
+        rpc.for_history(),
         start,
         stop.clone(),
     ));
     let metadata = tokio::spawn(contract_reads::run(
         db.clone(),
         chain,
-        rpc.clone(),
+        rpc.for_background(),
         stop.clone(),
     ));
     let f = follower::Follower::new(db, cfg, rpc, start, fence);

@@ -82,32 +82,101 @@ impl Shrinking for RangeSizer {
     }
 }
 
-/// Pulls a suggested block span out of common provider messages, e.g. Alchemy's
-/// "... this block range should work: [0x10, 0x20]" or "block range is too wide, max 2000".
+/// Pulls a suggested block span out of common provider messages: a range it would accept
+/// (Alchemy's "... this block range should work: [0x10, 0x20]", Infura's "Try with this block
+/// range [0x10, 0x20]") or its block range limit ([`range_limit_of`]).
 pub fn suggested_span(message: &str) -> Option<u64> {
     let m = message.to_ascii_lowercase();
-    if let Some(i) = m.find("should work: [") {
-        let rest = &m[i + "should work: [".len()..];
-        let end = rest.find(']')?;
-        let mut parts = rest[..end].split(',').map(|p| p.trim());
-        let a = parse_num(parts.next()?)?;
-        let b = parse_num(parts.next()?)?;
-        return b.checked_sub(a).map(|d| d + 1);
-    }
-    for key in ["max ", "maximum ", "limit of ", "up to "] {
+    for key in ["should work: [", "range ["] {
         if let Some(i) = m.find(key) {
-            let digits: String = m[i + key.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            if let Ok(n) = digits.parse::<u64>() {
-                if m[i..].contains("block") || m.contains("range") {
-                    return Some(n);
-                }
+            let rest = &m[i + key.len()..];
+            let end = rest.find(']')?;
+            let mut parts = rest[..end].split(',').map(|p| p.trim());
+            let a = parse_num(parts.next()?)?;
+            let b = parse_num(parts.next()?)?;
+            return b.checked_sub(a).map(|d| d + 1);
+        }
+    }
+    range_limit_of(message)
+}
+
+/// The block range limit a refusal names, in the common providers' words: "eth_getLogs is
+/// limited to a 10,000 range" (QuickNode), "block range is too wide, max 2000", "exceed maximum
+/// block range: 5000", "query exceeds max block range 100000" (geth, reth), "block range
+/// limit of 1000", "up to a 2K block range" (Alchemy). `None` for a limit on results.
+pub fn range_limit_of(message: &str) -> Option<u64> {
+    let m = message.to_ascii_lowercase();
+    // A limit on what a call returns (results, response size) is not one on its range, even
+    // when the refusal also suggests a range (Alchemy's "up to a 2K block range ... or any
+    // block range with a cap of 10K logs in the response").
+    if m.contains("result") || m.contains("response") {
+        return None;
+    }
+    for key in [
+        "limited to a ",
+        "limited to ",
+        "block range: ",
+        "block range ",
+        "max ",
+        "maximum ",
+        "limit of ",
+        "up to a ",
+        "up to ",
+    ] {
+        let mut from = 0;
+        while let Some(i) = m[from..].find(key) {
+            let at = from + i + key.len();
+            from = at;
+            let Some((n, len)) = leading_count(&m[at..]) else {
+                continue;
+            };
+            let after = &m[at + len..];
+            let near = &m[at.saturating_sub(key.len() + 24)..(at + len + 16).min(m.len())];
+            if near.contains("block") || after.trim_start().starts_with("range") {
+                return Some(n);
             }
         }
     }
     None
+}
+
+/// The limit on results a refusal names: "query returned more than 10000 results" (Infura),
+/// "query exceeds max results 20000" (reth), "a cap of 10K logs in the response" (Alchemy).
+pub fn results_limit_of(message: &str) -> Option<u64> {
+    let m = message.to_ascii_lowercase();
+    for key in ["more than ", "max results ", "cap of ", "limit of "] {
+        let mut from = 0;
+        while let Some(i) = m[from..].find(key) {
+            let at = from + i + key.len();
+            from = at;
+            let Some((n, len)) = leading_count(&m[at..]) else {
+                continue;
+            };
+            let after = m[at + len..].trim_start();
+            if key == "max results " || after.starts_with("result") || after.starts_with("log") {
+                return Some(n);
+            }
+        }
+    }
+    None
+}
+
+/// A count at the start of `s`: digits with thousands commas, or a `K` suffix ("2K"); with
+/// the characters it took.
+fn leading_count(s: &str) -> Option<(u64, usize)> {
+    let len = s
+        .char_indices()
+        .take_while(|(i, c)| {
+            c.is_ascii_digit()
+                || (*c == ',' && s[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
+        })
+        .map(|(i, c)| i + c.len_utf8())
+        .last()?;
+    let n: u64 = s[..len].replace(',', "").parse().ok()?;
+    match s[len..].chars().next() {
+        Some('k') => Some((n.checked_mul(1_000)?, len + 1)),
+        _ => Some((n, len)),
+    }
 }
 
 fn parse_num(s: &str) -> Option<u64> {
@@ -185,5 +254,59 @@ mod tests {
             suggested_span("query returned more than 10000 results"),
             None
         );
+    }
+
+    #[test]
+    fn block_range_limits_in_the_providers_words() {
+        for (message, limit) in [
+            ("eth_getLogs is limited to a 10,000 range", Some(10_000)),
+            ("block range is too wide, max 2000 blocks", Some(2_000)),
+            ("exceed maximum block range: 5000", Some(5_000)),
+            ("query exceeds max block range 100000", Some(100_000)),
+            ("block range limit of 1000 exceeded", Some(1_000)),
+            ("query returned more than 10000 results", None),
+            (
+                "query returned more than 10000 results. Try with this block range [0x10, 0x1f].",
+                None,
+            ),
+            (
+                "Log response size exceeded. You can make eth_getLogs requests with up to a 2K \
+                 block range and no limit on the response size, or you can request any block \
+                 range with a cap of 10K logs in the response. Based on your parameters, this \
+                 block range should work: [0x0, 0x7cf]",
+                None,
+            ),
+        ] {
+            assert_eq!(range_limit_of(message), limit, "{message}");
+        }
+        // A range the provider suggests is a span to ask for, not a limit.
+        assert_eq!(
+            suggested_span(
+                "query returned more than 10000 results. Try with this block range [0x10, 0x1f]."
+            ),
+            Some(16)
+        );
+        assert_eq!(
+            suggested_span("eth_getLogs is limited to a 10,000 range"),
+            Some(10_000)
+        );
+        for (message, limit) in [
+            ("query returned more than 10000 results", Some(10_000)),
+            (
+                "query exceeds max results 20000, retry with the range 1-2",
+                Some(20_000),
+            ),
+            (
+                "... or any block range with a cap of 10K logs in the response",
+                Some(10_000),
+            ),
+            ("eth_getLogs is limited to a 10,000 range", None),
+        ] {
+            assert_eq!(results_limit_of(message), limit, "{message}");
+        }
+        assert_eq!(leading_count("2k block"), Some((2_000, 2)));
+        assert_eq!(leading_count("10,000 range"), Some((10_000, 6)));
+        assert_eq!(leading_count("1,2"), Some((12, 3)));
+        assert_eq!(leading_count("x"), None);
     }
 }

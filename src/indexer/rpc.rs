@@ -3,16 +3,22 @@
 //!
 //! | failure | class |
 //! |---|---|
-//! | timeout, connection refused/reset, HTTP 408/429/5xx, malformed or empty response, "rate limit" errors | [`RpcFailure::Transient`]: retried with backoff, then reported |
-//! | "more than N results", "range too large", HTTP 413, response-size errors | [`RpcFailure::TooLarge`]: the caller asks for a smaller range |
+//! | timeout, connection refused/reset, HTTP 408/5xx, malformed or empty response | [`RpcFailure::Transient`]: retried with backoff, then reported |
+//! | HTTP 429, "rate limit" errors | [`RpcFailure::Transient`]: the endpoint pauses ([`super::pacing`]) and the call is asked again, outside the retry budget |
+//! | "more than N results", "range too large", HTTP 413, response-size errors | [`RpcFailure::TooLarge`]: the caller asks for a smaller range; a block range limit the refusal names is kept for every later call ([`Rpc::limits`]) |
 //! | anything else (bad params, method missing, execution reverted) | [`RpcFailure::Permanent`] |
 //!
 //! Every request and every failed attempt is counted ([`crate::telemetry::metrics::RPC_REQUESTS`],
 //! [`crate::telemetry::metrics::RPC_ERRORS`] by class), labelled with the chain the endpoint reported
 //! in its first successful `eth_chainId` (`unknown` before that); a reverted `eth_call` is an
 //! answer, not an error.
+//!
+//! Every request goes through the endpoint's [`Pacing`] (its rate, calls in flight, pauses a
+//! refusal for rate asks for); the clients of one endpoint share it, the live follower's
+//! ([`Lane::Live`]) before the history fetches' ([`Rpc::for_history`]).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -22,8 +28,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::range::{is_range_error, suggested_span};
+use super::pacing::{Lane, Pacing};
+use super::plan::Limits;
+use super::range::{is_range_error, range_limit_of, results_limit_of, suggested_span};
 use super::retry::{jitter, RetryPolicy};
+use super::transport::PacedHttp;
 use crate::decode::{self, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
 use crate::store::BlockHeader;
 use crate::telemetry::metrics::{RPC_ERRORS, RPC_REQUESTS};
@@ -34,6 +43,8 @@ use crate::types::{Address, Chain, Uint256};
 pub enum RpcFailure {
     #[error("transient RPC failure: {0}")]
     Transient(String),
+    #[error("the provider refused the call for rate: {0}")]
+    RateLimited(String),
     #[error("the provider refused the range as too large: {message}")]
     TooLarge {
         message: String,
@@ -47,7 +58,7 @@ impl RpcFailure {
     /// The `class` label of the error series.
     pub fn class(&self) -> &'static str {
         match self {
-            RpcFailure::Transient(_) => "transient",
+            RpcFailure::Transient(_) | RpcFailure::RateLimited(_) => "transient",
             RpcFailure::TooLarge { .. } => "too_large",
             RpcFailure::Permanent(_) => "permanent",
         }
@@ -58,10 +69,32 @@ impl RpcFailure {
 #[derive(Debug, Clone)]
 pub struct Rpc {
     client: RpcClient,
+    http: reqwest::Client,
+    url: reqwest::Url,
+    pacing: Pacing,
+    lane: Lane,
     policy: RetryPolicy,
     endpoint: String,
     /// The chain the endpoint serves, learnt from `eth_chainId`; shared by clones.
     chain: Arc<OnceLock<&'static str>>,
+    /// The provider's largest `eth_getLogs` block range, configured or named by a refusal
+    /// (0: none known); shared by clones.
+    range_limit: Arc<AtomicU64>,
+    /// The most logs one of its `eth_getLogs` answers holds, named by a refusal (0: none
+    /// known); shared by clones.
+    results_limit: Arc<AtomicU64>,
+}
+
+/// What is known of a provider before it is called: its rate, the calls it takes at once and
+/// its largest `eth_getLogs` block range.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProviderProfile {
+    /// Calls per second (`None`: learnt from its refusals for rate).
+    pub max_rps: Option<u32>,
+    /// History calls in flight at once (0: as many as asked).
+    pub concurrency: usize,
+    /// Largest `eth_getLogs` block range (`None`: learnt from its refusals).
+    pub max_log_range: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -91,7 +124,7 @@ fn classify(e: RpcError<TransportErrorKind>) -> RpcFailure {
             let lower = p.message.to_ascii_lowercase();
             if lower.contains("rate limit") || lower.contains("too many requests") || p.code == 429
             {
-                RpcFailure::Transient(m)
+                RpcFailure::RateLimited(m)
             } else if is_range_error(&p.message) || p.code == -32005 {
                 RpcFailure::TooLarge {
                     suggested: suggested_span(&p.message),
@@ -106,7 +139,8 @@ fn classify(e: RpcError<TransportErrorKind>) -> RpcFailure {
                 message: format!("HTTP {}", h.status),
                 suggested: None,
             },
-            408 | 425 | 429 | 500..=599 => RpcFailure::Transient(format!("HTTP {}", h.status)),
+            429 => RpcFailure::RateLimited(format!("HTTP {}", h.status)),
+            408 | 425 | 500..=599 => RpcFailure::Transient(format!("HTTP {}", h.status)),
             s => RpcFailure::Permanent(format!("HTTP {s}: {}", truncate(&h.body))),
         },
         RpcError::Transport(k) => RpcFailure::Transient(k.to_string()),
@@ -118,6 +152,20 @@ fn classify(e: RpcError<TransportErrorKind>) -> RpcFailure {
     }
 }
 
+/// Refusals for rate in a row before a call gives up (a transient failure): the endpoint
+/// pauses between them, so this is minutes of refusals.
+const MAX_RATE_REFUSALS: u32 = 64;
+
+/// A JSON-RPC client over `http` to `url`, paced by `pacing` as `lane`.
+fn client(http: &reqwest::Client, url: &reqwest::Url, pacing: &Pacing, lane: Lane) -> RpcClient {
+    let transport = PacedHttp::new(http.clone(), url.clone(), pacing.clone(), lane);
+    let local = matches!(
+        url.host_str(),
+        Some("localhost" | "127.0.0.1" | "::1" | "[::1]")
+    );
+    ClientBuilder::default().transport(transport, local)
+}
+
 fn truncate(s: &str) -> String {
     s.chars().take(200).collect()
 }
@@ -127,24 +175,95 @@ fn hex(n: u64) -> String {
 }
 
 impl Rpc {
-    /// A client for `url` with a per-request timeout.
+    /// A client for `url` with a per-request timeout, unpaced (see [`Rpc::with_profile`]).
     pub fn new(url: &str, timeout: Duration, policy: RetryPolicy) -> Result<Self, RpcFailure> {
-        let parsed: alloy::transports::http::reqwest::Url = url
+        let parsed: reqwest::Url = url
             .parse()
             .map_err(|e| RpcFailure::Permanent(format!("bad RPC URL '{url}': {e}")))?;
         crate::tls::ensure_crypto_provider();
-        let http = alloy::transports::http::reqwest::Client::builder()
+        let http = reqwest::Client::builder()
             .timeout(timeout)
             .build()
             .map_err(|e| RpcFailure::Permanent(format!("HTTP client: {e}")))?;
-        let transport = alloy::transports::http::Http::with_client(http, parsed);
-        let client = ClientBuilder::default().transport(transport, true);
+        let pacing = Pacing::unlimited();
         Ok(Self {
-            client,
+            client: client(&http, &parsed, &pacing, Lane::Live),
+            http,
+            url: parsed,
+            pacing,
+            lane: Lane::Live,
             policy,
             endpoint: url.to_string(),
             chain: Arc::default(),
+            range_limit: Arc::default(),
+            results_limit: Arc::default(),
         })
+    }
+
+    /// The same endpoint called as `profile` says: paced at its rate, its history calls at
+    /// most `concurrency` at once, its ranges within its block range limit.
+    pub fn with_profile(mut self, profile: ProviderProfile) -> Self {
+        let concurrency = match profile.concurrency {
+            0 => usize::MAX >> 4,
+            n => n,
+        };
+        self.pacing = Pacing::new(profile.max_rps, concurrency);
+        self.range_limit = Arc::new(AtomicU64::new(profile.max_log_range.unwrap_or(0)));
+        self.client = client(&self.http, &self.url, &self.pacing, self.lane);
+        self
+    }
+
+    /// A client of the same endpoint for history fetches: it shares the endpoint's pacing
+    /// and what is learnt of its limits, and gives way to the live follower.
+    pub fn for_history(&self) -> Self {
+        self.in_lane(Lane::History)
+    }
+
+    /// A client of the same endpoint for calls nothing waits for (contract reads): it gives
+    /// way to the live follower and to history fetches.
+    pub fn for_background(&self) -> Self {
+        self.in_lane(Lane::Background)
+    }
+
+    fn in_lane(&self, lane: Lane) -> Self {
+        let mut r = self.clone();
+        r.lane = lane;
+        r.client = client(&self.http, &self.url, &self.pacing, lane);
+        r
+    }
+
+    /// The endpoint's pacing.
+    pub fn pacing(&self) -> &Pacing {
+        &self.pacing
+    }
+
+    /// The provider's limits as known now: configured, or named by its refusals.
+    pub fn limits(&self) -> Limits {
+        let known = |a: &AtomicU64| Some(a.load(Ordering::Relaxed)).filter(|n| *n > 0);
+        Limits {
+            range: known(&self.range_limit),
+            results: known(&self.results_limit),
+        }
+    }
+
+    /// Keeps the block range or results limit a refusal names (the smallest one seen).
+    fn learn(&self, failure: &RpcFailure) {
+        let RpcFailure::TooLarge { message, .. } = failure else {
+            return;
+        };
+        let keep = |a: &AtomicU64, limit: u64, what: &str| {
+            let before = a.load(Ordering::Relaxed);
+            if before == 0 || limit < before {
+                a.store(limit, Ordering::Relaxed);
+                tracing::info!(endpoint = %self.endpoint, limit, "the provider limits eth_getLogs to this many {what}");
+            }
+        };
+        if let Some(limit) = range_limit_of(message) {
+            keep(&self.range_limit, limit, "blocks");
+        }
+        if let Some(limit) = results_limit_of(message) {
+            keep(&self.results_limit, limit, "logs");
+        }
     }
 
     /// The `chain` label of this endpoint's series.
@@ -177,6 +296,9 @@ impl Rpc {
     ) -> Result<R, RpcFailure> {
         let r = self.client.request(method, params).await.map_err(classify);
         self.record(method, &r);
+        if let Err(e) = &r {
+            self.learn(e);
+        }
         r
     }
 
@@ -187,8 +309,17 @@ impl Rpc {
         params: Value,
     ) -> Result<R, RpcFailure> {
         let mut attempt = 1;
+        let mut refused = 0u32;
         loop {
             match self.once::<R>(method, params.clone()).await {
+                // The pacing waits out the pause the refusal asked for.
+                Err(RpcFailure::RateLimited(why)) if refused < MAX_RATE_REFUSALS => {
+                    if refused == 0 {
+                        tracing::debug!(endpoint = %self.endpoint, method, %why, "refused for rate; asking again after the pause");
+                    }
+                    refused += 1;
+                }
+                Err(RpcFailure::RateLimited(why)) => return Err(RpcFailure::Transient(why)),
                 Err(RpcFailure::Transient(why)) if attempt < self.policy.max_attempts => {
                     if attempt == 1 {
                         tracing::warn!(endpoint = %self.endpoint, method, %why, "RPC trouble; retrying with backoff");
@@ -232,7 +363,7 @@ impl Rpc {
     pub async fn headers(&self, numbers: &[u64]) -> Result<BTreeMap<u64, BlockHeader>, RpcFailure> {
         let mut out = BTreeMap::new();
         for chunk in numbers.chunks(100) {
-            let mut attempt = 1;
+            let (mut attempt, mut refused) = (1, 0u32);
             loop {
                 let r = self.headers_once(chunk).await;
                 self.record("eth_getBlockByNumber", &r);
@@ -241,6 +372,8 @@ impl Rpc {
                         out.extend(h);
                         break;
                     }
+                    Err(RpcFailure::RateLimited(_)) if refused < MAX_RATE_REFUSALS => refused += 1,
+                    Err(RpcFailure::RateLimited(why)) => return Err(RpcFailure::Transient(why)),
                     Err(RpcFailure::Transient(why)) if attempt < self.policy.max_attempts => {
                         if attempt == 1 {
                             tracing::warn!(endpoint = %self.endpoint, %why, "RPC trouble fetching headers; retrying");
@@ -308,7 +441,7 @@ impl Rpc {
     }
 
     /// Transfer-type logs in `[from, to]` that `wallet` sent or received, on any contract: three
-    /// topic-filtered `eth_getLogs` calls (ERC20/721 `Transfer` has the sender in topic 1 and
+    /// topic-filtered `eth_getLogs` calls, at once (ERC20/721 `Transfer` has the sender in topic 1 and
     /// the recipient in topic 2; ERC1155's events have the operator in topic 1, the sender in
     /// topic 2 and the recipient in topic 3). A log matched twice is returned once, in chain
     /// order. The first call also matches ERC1155 events the wallet operated: transfers too,
@@ -344,13 +477,13 @@ impl Rpc {
             ]),
             filter(vec![Some(vec![single, batch]), None, None, w]),
         ];
+        // The three filters at once: the endpoint's pacing spaces them.
+        let [a, b, c] = queries.map(|q| self.call::<Vec<RpcLog>>("eth_getLogs", json!([q])));
+        let (a, b, c) = tokio::try_join!(a, b, c)?;
         let mut all: Vec<(u64, u64, RpcLog)> = Vec::new();
-        for q in queries {
-            let logs: Vec<RpcLog> = self.call("eth_getLogs", json!([q])).await?;
-            for l in logs {
-                let pos = |s: &str| decode::parse_quantity(s).unwrap_or(u64::MAX);
-                all.push((pos(&l.block_number), pos(&l.log_index), l));
-            }
+        for l in a.into_iter().chain(b).chain(c) {
+            let pos = |s: &str| decode::parse_quantity(s).unwrap_or(u64::MAX);
+            all.push((pos(&l.block_number), pos(&l.log_index), l));
         }
         all.sort_by_key(|(b, i, _)| (*b, *i));
         all.dedup_by_key(|(b, i, _)| (*b, *i));

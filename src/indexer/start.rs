@@ -24,7 +24,9 @@ pub(super) async fn connect(
         chain: chain.to_string(),
         message: e.to_string(),
     };
-    let rpc = Rpc::new(&cfg.rpc_url, cfg.request_timeout, cfg.retry).map_err(|e| failed(&e))?;
+    let rpc = Rpc::new(&cfg.rpc_url, cfg.request_timeout, cfg.retry)
+        .map_err(|e| failed(&e))?
+        .with_profile(cfg.provider);
     let (id, head) = loop {
         match async { Ok::<_, RpcFailure>((rpc.chain_id().await?, rpc.block_number().await?)) }
             .await

@@ -128,6 +128,14 @@ pub async fn list<C: ConnectionTrait>(db: &C) -> Result<Vec<(Chain, ScopeRow)>, 
         .collect())
 }
 
+/// Signalled each time this process queues a scope, so that the history fetches of the same
+/// process start at once instead of at their next look at the queue (other processes see the
+/// row at theirs).
+pub fn queued_here() -> &'static tokio::sync::Notify {
+    static QUEUED: std::sync::OnceLock<tokio::sync::Notify> = std::sync::OnceLock::new();
+    QUEUED.get_or_init(tokio::sync::Notify::new)
+}
+
 /// Schedules the history fetch of these scopes: new ones become `pending` (once, however many
 /// callers race), and `failed` ones whose back-off has passed are queued again. Returns how
 /// many were newly queued or re-queued.
@@ -177,6 +185,9 @@ pub async fn schedule<C: ConnectionTrait>(
             .rows_affected;
     }
     // MySQL counts a skipped duplicate as 0 rows, SQLite and PostgreSQL likewise.
+    if inserted + retried > 0 {
+        queued_here().notify_waiters();
+    }
     Ok(inserted + retried)
 }
 

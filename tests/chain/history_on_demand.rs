@@ -19,7 +19,9 @@
 //! traffic); a reorg in the live range while histories are fetched; a faulty RPC endpoint
 //! (timeouts, 429, 503, dropped connections, malformed bodies, provider range limits) with
 //! bounded retries; a history that fails for good is marked failed with its reason, answers
-//! stay `SYNCING`, and a request after the back-off retries it to completion.
+//! stay `SYNCING`, and a request after the back-off retries it to completion; a provider's block
+//! range limit is learnt from its first refusal and kept, a limit on results costs a wallet
+//! three calls, and a rate limit the indexer is told is never exceeded.
 //!
 //! The JSON-RPC proxy (`proxy/`) counts the indexer's requests, records the `eth_getLogs` calls
 //! that name a wallet in a topic, and holds or fails chosen ones, so that in-between states are
@@ -40,7 +42,7 @@ use alloy::primitives::Bytes;
 use anvil::*;
 use common::Backend;
 use futures_util::future::join_all;
-use proxy::{Fault, Hold, Proxy, Rates};
+use proxy::{Fault, Hold, Profile, Proxy, Rates};
 use serde_json::json;
 use tokenql::entity::scope_sync;
 
@@ -1164,7 +1166,143 @@ async fn concurrent_histories_of_shared_tokens_stay_exact(backend: Backend) {
     app.cleanup().await;
 }
 
+// ---------------------------------------------------------------------------------------------
+// (h) A provider's limits: learnt from its refusals, kept, and met with the fewest calls
+
+/// The `eth_getLogs` calls naming `wallet` (in a topic), and those refused for `reason`.
+fn wallet_calls(p: &Proxy, wallet: &str, reason: &str) -> (u64, u64) {
+    (
+        p.count(&format!("eth_getLogs~{wallet}")),
+        p.count(&format!("refused:{reason}~{wallet}")),
+    )
+}
+
+/// The transfer logs of `contract` in `[0, start)`, as anvil has them.
+async fn contract_logs(chain: &Anvil, contract: &str, start: u64) -> u64 {
+    let logs = chain
+        .rpc(
+            "eth_getLogs",
+            json!([{"fromBlock": "0x0", "toBlock": format!("{:#x}", start - 1),
+                    "address": contract}]),
+        )
+        .await;
+    logs.as_array().map_or(0, |l| l.len() as u64)
+}
+
+async fn provider_limits_are_learnt_and_met(backend: Backend) {
+    let chain = Anvil::start(SMALL.traders + 4, &[]).await;
+    let s = Scene::build(&chain, &SMALL, 0x9_0f11e).await;
+    let app = common::spawn(backend).await;
+    let api = Api::of(&app);
+    let p = Proxy::start(&chain.url, 0x9_0f11e).await;
+    const RANGE: u64 = 40;
+    p.set_profile(Profile {
+        max_block_range: Some(RANGE),
+        ..Profile::default()
+    });
+    let ix = Indexer::start(&app.db, &p.url, configure);
+    wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
+    let start = live_start(&app.db).await;
+    let truth = Truth::read(&chain).await;
+    let ctx = |what: &str| format!("{backend:?}, {what}");
+    let synced = |q: Q, what: &'static str| {
+        let (api, truth) = (&api, &truth);
+        async move { wait_synced_answer(api, &q, Via::Rest, truth, SYNC_BOUND, &ctx(what)).await }
+    };
+
+    // A block range limit the indexer is not told: the first call (the whole history) is
+    // refused with the limit named, and every later range is of that limit.
+    let w = s.traders[0].clone();
+    synced(
+        Q::WalletTransfers(w.clone()),
+        "range limit named by a refusal",
+    )
+    .await;
+    let (calls, refused) = wallet_calls(&p, &w, "range");
+    assert!(
+        (1..=3).contains(&refused),
+        "{calls} calls, {refused} refused"
+    );
+    assert_eq!(
+        calls - refused,
+        3 * start.div_ceil(RANGE),
+        "three filters per {RANGE}-block range over [0, {start})"
+    );
+
+    // A provider that limits only results: a wallet's whole history in one call per filter;
+    // a contract with more logs than one answer holds, in ranges the provider suggests.
+    const RESULTS: usize = 50;
+    p.set_profile(Profile {
+        max_results: Some(RESULTS),
+        ..Profile::default()
+    });
+    ix.stop().await.expect("the indexer ends cleanly");
+    let ix = Indexer::start(&app.db, &p.url, configure);
+    wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
+    let w = s.receiver.clone();
+    synced(Q::Nfts(w.clone()), "results limit, a wallet").await;
+    assert_eq!(
+        wallet_calls(&p, &w, "results"),
+        (3, 0),
+        "the whole history at once"
+    );
+    let c = s.tokens[0].clone();
+    let logs = contract_logs(&chain, &c, start).await;
+    assert!(
+        logs > 2 * RESULTS as u64,
+        "{c} has {logs} logs before {start}"
+    );
+    synced(Q::ContractTransfers(c.clone()), "results limit, a contract").await;
+    let calls = p.count(&format!("eth_getLogs@{c}"));
+    let refused = p.count(&format!("refused:results@{c}"));
+    eprintln!("history_on_demand {backend:?}: {c}: {logs} logs, {calls} calls, {refused} refused");
+    let fewest = logs.div_ceil(RESULTS as u64);
+    assert!(refused > 0, "{c}: the whole history was refused first");
+    assert!(
+        calls - refused <= 3 * fewest + 1 && refused <= calls - refused + 1,
+        "{c}: {calls} calls, {refused} refused, for {logs} logs ({fewest} calls at the fewest)"
+    );
+
+    // A rate limit of 20 calls a second (and 20-block ranges: many calls). Not told, the
+    // indexer is refused and pauses as `Retry-After` says; told 18, it is never refused.
+    let rate = |retry_after| Profile {
+        max_block_range: Some(20),
+        max_rps: Some(20),
+        retry_after,
+        ..Profile::default()
+    };
+    p.set_profile(rate(true));
+    let w = s.traders[2].clone();
+    synced(Q::WalletTransfers(w.clone()), "rate limit, not told").await;
+    ix.stop().await.expect("the indexer ends cleanly");
+    p.set_profile(rate(false));
+    let ix = Indexer::start(&app.db, &p.url, |c| {
+        configure(c);
+        c.provider.max_rps = Some(18);
+        c.provider.max_log_range = Some(20);
+    });
+    wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
+    let before = p.count("refused:rate");
+    let w = s.traders[3].clone();
+    synced(Q::WalletTransfers(w.clone()), "rate limit, told").await;
+    let (calls, _) = wallet_calls(&p, &w, "rate");
+    assert_eq!(
+        calls,
+        3 * start.div_ceil(20),
+        "{w}: no call refused or repeated"
+    );
+    assert_eq!(
+        p.count("refused:rate"),
+        before,
+        "paced under the provider's rate: {:?}",
+        p.counts()
+    );
+    ix.stop().await.expect("the indexer ends cleanly");
+    app.cleanup().await;
+}
+
 crate::backend_tests!(
+    provider_limits_are_learnt_and_met,
     every_synced_answer_holds_the_whole_history,
     fifty_first_requests_fetch_one_history,
     killed_during_a_wallet_history_resumes_exactly,

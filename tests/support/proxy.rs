@@ -15,6 +15,32 @@
 //! the state in between. It counts requests per JSON-RPC method, records the `eth_getLogs`
 //! calls that name a wallet in a topic (a wallet's history), and can answer chosen
 //! `eth_getLogs` calls with a JSON-RPC error.
+//!
+//! A [`Profile`] ([`Proxy::set_profile`]) makes it behave like a hosted provider's plan, in
+//! this order for each HTTP request:
+//!
+//! 1. **rate**: at most `max_rps` JSON-RPC calls (a batch counts one per item) admitted in any
+//!    sliding second; an excess request is not forwarded but answered HTTP 429 `Too Many
+//!    Requests` (with `Retry-After: 1` when `retry_after`), body
+//!    `{"jsonrpc":"2.0","id":<id>,"error":{"code":429,"message":"Too Many Requests"}}` (an array
+//!    of those for a batch). Refused calls do not use up the window. A batch larger than
+//!    `max_rps` is admitted only into an empty window (it then fills it for a second);
+//! 2. the faults, holds and failures above, and `max_log_span`, unchanged;
+//! 3. **range**: a single `eth_getLogs` whose `toBlock - fromBlock + 1 > max_block_range` is
+//!    answered HTTP 200 with `-32005 eth_getLogs is limited to a 10,000 range` (QuickNode's
+//!    wording, the limit with thousands commas);
+//! 4. **results**: a single `eth_getLogs` whose upstream answer holds more than `max_results`
+//!    logs is answered with `-32005 query returned more than 10000 results. Try with this block
+//!    range [0x1A, 0x2F].` (Infura's wording): from the request's `fromBlock` to the block
+//!    before the one of the (`max_results` + 1)-th log (at least `fromBlock`), a range that
+//!    holds at most `max_results` of the logs;
+//! 5. **latency**: every answer (forwarded or refused) is sent no sooner than `latency` after
+//!    the request arrived, as over a network with that round trip.
+//!
+//! Refusals are counted per reason: `refused:range`, `refused:results`, `refused:rate` (calls),
+//! plus `refused:<reason>~<wallet>` and `refused:<reason>@<address>` for `eth_getLogs` calls
+//! naming a wallet in a topic or a contract address ([`Proxy::refused`] sums the reasons). The
+//! per-method counters go on counting every call the proxy received, refused or not.
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, VecDeque};
@@ -153,6 +179,50 @@ impl Hold {
     }
 }
 
+/// A provider's plan: its limits and the network round trip (see the module's doc). The
+/// default is no limit and no added latency: the proxy's behaviour without a profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// Every answer is sent no sooner than this after its request arrived.
+    pub latency: Duration,
+    /// Largest `eth_getLogs` range, in blocks (`toBlock - fromBlock + 1`).
+    pub max_block_range: Option<u64>,
+    /// Most logs one `eth_getLogs` answer may hold.
+    pub max_results: Option<usize>,
+    /// Most JSON-RPC calls admitted in any sliding second.
+    pub max_rps: Option<u32>,
+    /// Whether a rate refusal carries `Retry-After: 1`.
+    pub retry_after: bool,
+}
+
+/// The reasons a [`Profile`] refuses a request, as counted (`refused:<reason>`).
+pub const REFUSALS: [&str; 3] = ["range", "results", "rate"];
+
+/// `n` with a comma every three digits (`10,000`), as providers write their limits.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The range a result-limited provider suggests for a refused `eth_getLogs` from block `from`
+/// whose answer had logs in `blocks` (any order): `from` up to the block before the one of the
+/// (`max` + 1)-th log, at least `from`; it holds at most `max` of the logs.
+pub fn suggested_range(from: u64, blocks: &[u64], max: usize) -> (u64, u64) {
+    let mut sorted = blocks.to_vec();
+    sorted.sort_unstable();
+    let to = sorted
+        .get(max)
+        .map_or(from, |b| b.saturating_sub(1).max(from));
+    (from, to)
+}
+
 /// The proxy's configuration, changeable while it runs.
 #[derive(Debug, Clone)]
 struct Config {
@@ -165,6 +235,7 @@ struct Config {
     /// Matching `eth_getLogs` requests are answered with a JSON-RPC error (false) or an HTTP
     /// 503 (true).
     fail: Vec<(Hold, bool)>,
+    profile: Profile,
 }
 
 /// The state shared by the proxy's tasks.
@@ -180,6 +251,9 @@ struct Inner {
     malformed_flip: Mutex<bool>,
     /// Every `eth_getLogs` call naming a wallet in a topic: (wallet, call).
     wallet_calls: Mutex<Vec<(String, LogCall)>>,
+    /// When the calls admitted by the profile's rate limit arrived, oldest first (the last
+    /// second's).
+    admitted: Mutex<VecDeque<Instant>>,
 }
 
 /// A running proxy; its tasks stop when it is dropped.
@@ -232,6 +306,7 @@ impl Proxy {
                 max_log_span: None,
                 hold: None,
                 fail: Vec::new(),
+                profile: Profile::default(),
             }),
             rng: Mutex::new(seed.max(1)),
             counts: Mutex::new(BTreeMap::new()),
@@ -239,6 +314,7 @@ impl Proxy {
             released: watch::channel(0).0,
             malformed_flip: Mutex::new(false),
             wallet_calls: Mutex::new(Vec::new()),
+            admitted: Mutex::new(VecDeque::new()),
         });
         let accept = tokio::spawn(accept_loop(listener, addr, inner.clone()));
         Proxy {
@@ -272,6 +348,27 @@ impl Proxy {
     /// Refuses `eth_getLogs` spanning more than `blocks` blocks with `-32005`.
     pub fn set_max_log_span(&self, blocks: Option<u64>) {
         self.inner.config.lock().expect("config").max_log_span = blocks;
+    }
+
+    /// Behaves as this provider plan from now on (see the module's doc); the rate window
+    /// starts empty. `Profile::default()` lifts every limit.
+    pub fn set_profile(&self, p: Profile) {
+        self.inner.config.lock().expect("config").profile = p;
+        self.inner.admitted.lock().expect("admitted").clear();
+    }
+
+    /// The current provider plan.
+    pub fn profile(&self) -> Profile {
+        self.inner.config.lock().expect("config").profile.clone()
+    }
+
+    /// Calls refused by the profile so far, per reason (`range`, `results`, `rate`; each
+    /// present, zero if none).
+    pub fn refused(&self) -> BTreeMap<String, u64> {
+        REFUSALS
+            .iter()
+            .map(|r| (r.to_string(), self.count(&format!("refused:{r}"))))
+            .collect()
     }
 
     pub fn set_mode(&self, mode: Mode) {
@@ -333,7 +430,9 @@ impl Proxy {
     /// A counter: a JSON-RPC method name (one per call, batches counted per call),
     /// `eth_getLogs@<address>` for address-filtered logs, `http` for HTTP requests and
     /// `http:<method>` for those by their (first) method, `held`,
-    /// `dropped` (connections closed while down), `fault:*` and `span_refused`.
+    /// `dropped` (connections closed while down), `fault:*`, `span_refused`, and the profile's
+    /// refusals `refused:<reason>` (per call; `~<wallet>` and `@<address>` for the
+    /// `eth_getLogs` calls naming them).
     pub fn count(&self, key: &str) -> u64 {
         self.inner
             .counts
@@ -371,6 +470,38 @@ impl Inner {
             .expect("counts")
             .entry(key.to_string())
             .or_default() += n;
+    }
+
+    /// Counts a refusal of these calls for `reason`, also per wallet and per address.
+    fn refuse(&self, reason: &str, calls: &[Value]) {
+        self.bump(&format!("refused:{reason}"), calls.len().max(1) as u64);
+        for c in calls.iter().filter(|c| c["method"] == "eth_getLogs") {
+            let filter = &c["params"][0];
+            if let Some(a) = filter["address"].as_str() {
+                self.bump(&format!("refused:{reason}@{}", a.to_ascii_lowercase()), 1);
+            }
+            for w in wallet_topics(filter) {
+                self.bump(&format!("refused:{reason}~{w}"), 1);
+            }
+        }
+    }
+
+    /// Whether `n` more calls fit the last second's `max` (and if so, counts them in).
+    fn admit(&self, n: usize, max: u32) -> bool {
+        let now = Instant::now();
+        let mut w = self.admitted.lock().expect("admitted");
+        while w
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1))
+        {
+            w.pop_front();
+        }
+        let n = n.max(1);
+        if w.len() + n > max as usize && !(w.is_empty() && n > max as usize) {
+            return false;
+        }
+        w.extend(std::iter::repeat_n(now, n));
+        true
     }
 
     /// xorshift64*: a uniform draw in [0, 1000).
@@ -560,8 +691,40 @@ async fn serve(stream: TcpStream, inner: Arc<Inner>) {
     }
 }
 
-/// Answers one request; false when the connection must be closed.
+/// An answer: status, extra header lines (each ending `\r\n`), body.
+struct Reply {
+    status: u16,
+    extra: &'static str,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn ok(body: Vec<u8>) -> Option<Reply> {
+        Some(Reply {
+            status: 200,
+            extra: "",
+            body,
+        })
+    }
+}
+
+/// Answers one request, no sooner than the profile's latency after it arrived; false when the
+/// connection must be closed.
 async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -> bool {
+    let arrived = Instant::now();
+    let reply = answer(inner, body).await;
+    let latency = inner.config.lock().expect("config").profile.latency;
+    if !latency.is_zero() {
+        tokio::time::sleep_until((arrived + latency).into()).await;
+    }
+    match reply {
+        Some(r) => respond(conn, r.status, r.extra, &r.body).await.is_ok(),
+        None => false,
+    }
+}
+
+/// The answer to one request; `None` to close the connection without one.
+async fn answer(inner: &Inner, body: Vec<u8>) -> Option<Reply> {
     inner.bump("http", 1);
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let calls: Vec<Value> = match &parsed {
@@ -603,6 +766,32 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
         }
     }
 
+    let profile = inner.config.lock().expect("config").profile.clone();
+
+    // The profile's rate limit: refused calls are not forwarded.
+    if let Some(max) = profile.max_rps {
+        if !inner.admit(calls.len(), max) {
+            inner.refuse("rate", &calls);
+            let err = |id: &Value| {
+                json!({"jsonrpc": "2.0", "id": id,
+                       "error": {"code": 429, "message": "Too Many Requests"}})
+            };
+            let b = match &parsed {
+                Value::Array(a) => Value::Array(a.iter().map(|c| err(&c["id"])).collect()),
+                v => err(&v["id"]),
+            };
+            return Some(Reply {
+                status: 429,
+                extra: if profile.retry_after {
+                    "retry-after: 1\r\n"
+                } else {
+                    ""
+                },
+                body: b.to_string().into_bytes(),
+            });
+        }
+    }
+
     // Failed on purpose: a JSON-RPC error or HTTP 503.
     let fail = inner.config.lock().expect("config").fail.clone();
     if let Some((_, unavailable)) = fail
@@ -611,7 +800,11 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
     {
         inner.bump("failed_logs", 1);
         if *unavailable {
-            return respond(conn, 503, "", b"Service Unavailable").await.is_ok();
+            return Some(Reply {
+                status: 503,
+                extra: "",
+                body: b"Service Unavailable".to_vec(),
+            });
         }
         let err = |id: &Value| {
             json!({"jsonrpc": "2.0", "id": id,
@@ -621,9 +814,7 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
             Value::Array(a) => Value::Array(a.iter().map(|c| err(&c["id"])).collect()),
             v => err(&v["id"]),
         };
-        return respond(conn, 200, "", b.to_string().as_bytes())
-            .await
-            .is_ok();
+        return Reply::ok(b.to_string().into_bytes());
     }
 
     // Held until released.
@@ -638,7 +829,7 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
                     break;
                 }
                 if rx.changed().await.is_err() {
-                    return false;
+                    return None;
                 }
             }
         }
@@ -657,12 +848,20 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
             Fault::Delay(d) => tokio::time::sleep(d).await,
             Fault::TooManyRequests => {
                 let b = br#"{"jsonrpc":"2.0","error":{"code":429,"message":"Too Many Requests"}}"#;
-                return respond(conn, 429, "retry-after: 1\r\n", b).await.is_ok();
+                return Some(Reply {
+                    status: 429,
+                    extra: "retry-after: 1\r\n",
+                    body: b.to_vec(),
+                });
             }
             Fault::Unavailable => {
-                return respond(conn, 503, "", b"Service Unavailable").await.is_ok();
+                return Some(Reply {
+                    status: 503,
+                    extra: "",
+                    body: b"Service Unavailable".to_vec(),
+                });
             }
-            Fault::Drop => return false,
+            Fault::Drop => return None,
             Fault::Malformed => {
                 let flip = {
                     let mut f = inner.malformed_flip.lock().expect("flip");
@@ -674,7 +873,7 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
                 } else {
                     b"<html><body>502 Bad Gateway</body></html>"
                 };
-                return respond(conn, 200, "", b).await.is_ok();
+                return Reply::ok(b.to_vec());
             }
         }
     }
@@ -689,10 +888,23 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
                     inner.bump("span_refused", 1);
                     let e = json!({"jsonrpc": "2.0", "id": parsed["id"],
                         "error": {"code": -32005, "message": "query returned more than 10000 results"}});
-                    return respond(conn, 200, "", e.to_string().as_bytes())
-                        .await
-                        .is_ok();
+                    return Reply::ok(e.to_string().into_bytes());
                 }
+            }
+        }
+    }
+
+    // The profile's range limit (single requests, as above).
+    let single_logs = matches!(parsed, Value::Object(_)) && parsed["method"] == "eth_getLogs";
+    let from_block = quantity(&parsed["params"][0]["fromBlock"]);
+    if let (Some(max), true) = (profile.max_block_range, single_logs) {
+        if let (Some(a), Some(b)) = (from_block, quantity(&parsed["params"][0]["toBlock"])) {
+            if b >= a && b - a + 1 > max {
+                inner.refuse("range", &calls);
+                let message = format!("eth_getLogs is limited to a {} range", thousands(max));
+                let e = json!({"jsonrpc": "2.0", "id": parsed["id"],
+                    "error": {"code": -32005, "message": message}});
+                return Reply::ok(e.to_string().into_bytes());
             }
         }
     }
@@ -709,10 +921,34 @@ async fn handle(conn: &mut BufReader<TcpStream>, inner: &Inner, body: Vec<u8>) -
             let s = r.status().as_u16();
             match r.bytes().await {
                 Ok(b) => (s, b.to_vec()),
-                Err(_) => return false,
+                Err(_) => return None,
             }
         }
-        Err(_) => return false,
+        Err(_) => return None,
     };
-    respond(conn, status, "", &bytes).await.is_ok()
+
+    // The profile's result limit: the answer is known only once the upstream has given it.
+    if let (Some(max), true, 200) = (profile.max_results, single_logs, status) {
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if let Some(logs) = v["result"].as_array().filter(|l| l.len() > max) {
+            inner.refuse("results", &calls);
+            let blocks: Vec<u64> = logs
+                .iter()
+                .filter_map(|l| quantity(&l["blockNumber"]))
+                .collect();
+            let first = from_block.unwrap_or_else(|| blocks.iter().copied().min().unwrap_or(0));
+            let (a, b) = suggested_range(first, &blocks, max);
+            let message = format!(
+                "query returned more than {max} results. Try with this block range [0x{a:X}, 0x{b:X}]."
+            );
+            let e = json!({"jsonrpc": "2.0", "id": parsed["id"],
+                "error": {"code": -32005, "message": message}});
+            return Reply::ok(e.to_string().into_bytes());
+        }
+    }
+    Some(Reply {
+        status,
+        extra: "",
+        body: bytes,
+    })
 }
