@@ -1,15 +1,20 @@
 //! The indexer: follows each configured chain over JSON-RPC into the store.
 //!
-//! Per chain, three tasks share one [`rpc::Rpc`], started and stopped together by [`run_chain`]
-//! once the chain's endpoint answers and its start block is known ([`start`]):
+//! Per chain, three tasks share one endpoint ([`rpc::Rpc`], paced by [`pacing`] over
+//! [`transport`]: the provider's rate, calls in flight, pauses it asks for, and what its
+//! refusals name of its limits), started and stopped together by [`run_chain`] once the
+//! chain's endpoint answers and its start block is known ([`start`]):
 //! - the [`follower`] walks blocks from the start block to the head (minus the confirmation
 //!   depth) with adaptive `eth_getLogs` ranges, writes each range through [`crate::store`] in one
 //!   transaction with the checkpoint, and detects reorgs by block hashes ([`reorg`]);
 //! - the [`history`] workers fetch, per wallet and per contract and on demand, the history
-//!   before the start block (both ask for ranges sized by [`range`], and ask again with less
-//!   while the provider refuses one, [`shrink`]; both decode with [`crate::decode::decode_logs`]);
+//!   before the start block, in the widest ranges the provider takes, several at once
+//!   ([`plan`]); the follower asks for ranges sized by [`range`], and again with less while the
+//!   provider refuses one ([`shrink`]); both decode with [`crate::decode::decode_logs`];
 //! - the [`contract_reads`] worker reads contract names, symbols, decimals and standards by
 //!   `eth_call`, off the ingest path.
+//!
+//! The follower's calls go first, then the history fetches', then the contract reads'.
 //!
 //! One process leads each chain: the [`leader`] holds the chain's lease in the database and runs
 //! the three tasks only while it does; other processes for the chain stand by and take over
