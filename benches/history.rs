@@ -220,26 +220,57 @@ async fn send_txs(
     Ok(())
 }
 
+/// The `HistoryToken`s a history is built with, and what sends their transactions.
+struct Tokens {
+    /// The busy contract's.
+    busy: String,
+    /// The two the wallets' transfers alternate between.
+    tokens: [String; 2],
+    /// The sender, its HTTP client and its next nonce.
+    from: String,
+    client: reqwest::Client,
+    nonce: u64,
+}
+
+impl Tokens {
+    async fn deploy(anvil: &Anvil) -> anyhow::Result<Tokens> {
+        let ctor = |name: &str| ("History".to_string(), name.to_string()).abi_encode_params();
+        let busy = anvil.deploy("HistoryToken", ctor("BUSY")).await;
+        let tokens = [
+            anvil.deploy("HistoryToken", ctor("HISA")).await,
+            anvil.deploy("HistoryToken", ctor("HISB")).await,
+        ];
+        let from = anvil.accounts[0].clone();
+        tokenql::tls::ensure_crypto_provider();
+        let nonce = quantity(
+            &anvil
+                .rpc("eth_getTransactionCount", json!([from, "pending"]))
+                .await,
+        )?;
+        Ok(Tokens {
+            busy,
+            tokens,
+            from,
+            client: reqwest::Client::new(),
+            nonce,
+        })
+    }
+}
+
+/// Gas for a transaction emitting `logs` logs: ~2,100 a log, and room to spare.
+fn gas(logs: u64) -> u64 {
+    60_000 + 3_000 * logs
+}
+
 /// Builds the 1M-block history; returns the scopes to ask about.
 async fn build_chain(anvil: &Anvil) -> anyhow::Result<Vec<Target>> {
-    let ctor = |name: &str| ("History".to_string(), name.to_string()).abi_encode_params();
-    let busy = anvil.deploy("HistoryToken", ctor("BUSY")).await;
-    let tokens = [
-        anvil.deploy("HistoryToken", ctor("HISA")).await,
-        anvil.deploy("HistoryToken", ctor("HISB")).await,
-    ];
-    let from = anvil.accounts[0].clone();
-    let client = {
-        tokenql::tls::ensure_crypto_provider();
-        reqwest::Client::new()
-    };
-    let mut nonce = quantity(
-        &anvil
-            .rpc("eth_getTransactionCount", json!([from, "pending"]))
-            .await,
-    )?;
-    // ~2,100 gas per log, and room to spare.
-    let gas = |logs: u64| 60_000 + 3_000 * logs;
+    let Tokens {
+        busy,
+        tokens,
+        from,
+        client,
+        mut nonce,
+    } = Tokens::deploy(anvil).await?;
     for b in 0..BURSTS {
         let mut txs: Vec<(String, Vec<u8>, u64)> = vec![(
             busy.clone(),
@@ -1005,23 +1036,13 @@ fn floor(scope: &ProfileScope, start: u64, p: &proxy::Profile) -> (u64, f64) {
 /// Builds the 200,000-block chain of profile mode: one wallet of 1,001 transfers and a contract
 /// of 27,300, in 91 bursts evenly spread; the head is exactly [`P_HEAD`].
 async fn build_profile_chain(anvil: &Anvil) -> anyhow::Result<Vec<ProfileScope>> {
-    let ctor = |name: &str| ("History".to_string(), name.to_string()).abi_encode_params();
-    let busy = anvil.deploy("HistoryToken", ctor("BUSY")).await;
-    let tokens = [
-        anvil.deploy("HistoryToken", ctor("HISA")).await,
-        anvil.deploy("HistoryToken", ctor("HISB")).await,
-    ];
-    let from = anvil.accounts[0].clone();
-    let client = {
-        tokenql::tls::ensure_crypto_provider();
-        reqwest::Client::new()
-    };
-    let mut nonce = quantity(
-        &anvil
-            .rpc("eth_getTransactionCount", json!([from, "pending"]))
-            .await,
-    )?;
-    let gas = |logs: u64| 60_000 + 3_000 * logs;
+    let Tokens {
+        busy,
+        tokens,
+        from,
+        client,
+        mut nonce,
+    } = Tokens::deploy(anvil).await?;
     let gap = (P_HEAD - anvil.head().await - 1) / P_BURSTS;
     for b in 0..P_BURSTS {
         let txs = vec![

@@ -103,7 +103,8 @@ pub fn suggested_span(message: &str) -> Option<u64> {
 /// The block range limit a refusal names, in the common providers' words: "eth_getLogs is
 /// limited to a 10,000 range" (QuickNode), "block range is too wide, max 2000", "exceed maximum
 /// block range: 5000", "query exceeds max block range 100000" (geth, reth), "block range
-/// limit of 1000", "up to a 2K block range" (Alchemy). `None` for a limit on results.
+/// limit of 1000". `None` for a limit on results (Alchemy's "up to a 2K block range ... or any
+/// block range with a cap of 10K logs" is one: [`results_limit_of`]).
 pub fn range_limit_of(message: &str) -> Option<u64> {
     let m = message.to_ascii_lowercase();
     // A limit on what a call returns (results, response size) is not one on its range, even
@@ -112,7 +113,7 @@ pub fn range_limit_of(message: &str) -> Option<u64> {
     if m.contains("result") || m.contains("response") {
         return None;
     }
-    for key in [
+    let keys = [
         "limited to a ",
         "limited to ",
         "block range: ",
@@ -122,39 +123,36 @@ pub fn range_limit_of(message: &str) -> Option<u64> {
         "limit of ",
         "up to a ",
         "up to ",
-    ] {
-        let mut from = 0;
-        while let Some(i) = m[from..].find(key) {
-            let at = from + i + key.len();
-            from = at;
-            let Some((n, len)) = leading_count(&m[at..]) else {
-                continue;
-            };
-            let after = &m[at + len..];
-            let near = &m[at.saturating_sub(key.len() + 24)..(at + len + 16).min(m.len())];
-            if near.contains("block") || after.trim_start().starts_with("range") {
-                return Some(n);
-            }
-        }
-    }
-    None
+    ];
+    count_after(&m, &keys, |key, at, len| {
+        let near = &m[at.saturating_sub(key.len() + 24)..(at + len + 16).min(m.len())];
+        near.contains("block") || m[at + len..].trim_start().starts_with("range")
+    })
 }
 
 /// The limit on results a refusal names: "query returned more than 10000 results" (Infura),
 /// "query exceeds max results 20000" (reth), "a cap of 10K logs in the response" (Alchemy).
 pub fn results_limit_of(message: &str) -> Option<u64> {
     let m = message.to_ascii_lowercase();
-    for key in ["more than ", "max results ", "cap of ", "limit of "] {
+    let keys = ["more than ", "max results ", "cap of ", "limit of "];
+    count_after(&m, &keys, |key, at, len| {
+        let after = m[at + len..].trim_start();
+        key == "max results " || after.starts_with("result") || after.starts_with("log")
+    })
+}
+
+/// The first count in `m` that follows one of `keys` (in their order) and that `fits(key, at,
+/// len)` says is the one (`at`, `len`: where the count is in `m`).
+fn count_after(m: &str, keys: &[&str], fits: impl Fn(&str, usize, usize) -> bool) -> Option<u64> {
+    for key in keys {
         let mut from = 0;
         while let Some(i) = m[from..].find(key) {
             let at = from + i + key.len();
             from = at;
-            let Some((n, len)) = leading_count(&m[at..]) else {
-                continue;
-            };
-            let after = m[at + len..].trim_start();
-            if key == "max results " || after.starts_with("result") || after.starts_with("log") {
-                return Some(n);
+            if let Some((n, len)) = leading_count(&m[at..]) {
+                if fits(key, at, len) {
+                    return Some(n);
+                }
             }
         }
     }
