@@ -5,7 +5,7 @@
 //! |---|---|
 //! | timeout, connection refused/reset, HTTP 408/5xx, malformed or empty response | [`RpcFailure::Transient`]: retried with backoff, then reported |
 //! | HTTP 429, "rate limit" errors | [`RpcFailure::Transient`]: the endpoint pauses ([`super::pacing`]) and the call is asked again, outside the retry budget |
-//! | "more than N results", "range too large", HTTP 413, response-size errors | [`RpcFailure::TooLarge`]: the caller asks for a smaller range; a block range limit the refusal names is kept for every later call ([`Rpc::limits`]) |
+//! | "more than N results", "range too large", HTTP 413, response-size errors, an `eth_getLogs` that timed out | [`RpcFailure::TooLarge`]: the caller asks for a smaller range; a block range limit the refusal names is kept for every later call ([`Rpc::limits`]) |
 //! | anything else (bad params, method missing, execution reverted) | [`RpcFailure::Permanent`] |
 //!
 //! Every request and every failed attempt is counted ([`crate::telemetry::metrics::RPC_REQUESTS`],
@@ -32,7 +32,7 @@ use super::pacing::{Lane, Pacing};
 use super::plan::Limits;
 use super::range::{is_range_error, range_limit_of, results_limit_of, suggested_span};
 use super::retry::{jitter, RetryPolicy};
-use super::transport::PacedHttp;
+use super::transport::{PacedHttp, TIMED_OUT};
 use crate::decode::{self, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
 use crate::store::BlockHeader;
 use crate::telemetry::metrics::{RPC_ERRORS, RPC_REQUESTS};
@@ -320,6 +320,15 @@ impl Rpc {
                     refused += 1;
                 }
                 Err(RpcFailure::RateLimited(why)) => return Err(RpcFailure::Transient(why)),
+                // A node that cannot answer a range in time is asked for a smaller one.
+                Err(RpcFailure::Transient(why))
+                    if method == "eth_getLogs" && why.contains(TIMED_OUT) =>
+                {
+                    return Err(RpcFailure::TooLarge {
+                        message: why,
+                        suggested: None,
+                    })
+                }
                 Err(RpcFailure::Transient(why)) if attempt < self.policy.max_attempts => {
                     if attempt == 1 {
                         tracing::warn!(endpoint = %self.endpoint, method, %why, "RPC trouble; retrying with backoff");
@@ -528,6 +537,34 @@ impl Rpc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_log_query_that_times_out_asks_for_a_smaller_range() {
+        // A node that takes requests and never answers.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                open.push(socket);
+            }
+        });
+        let rpc = Rpc::new(&url, Duration::from_millis(200), RetryPolicy::default()).expect("rpc");
+        let got = rpc.transfer_logs(0, 1_000_000, None).await;
+        assert!(
+            matches!(
+                got,
+                Err(RpcFailure::TooLarge {
+                    suggested: None,
+                    ..
+                })
+            ),
+            "{got:?}"
+        );
+        held.abort();
+    }
 
     #[test]
     fn counts_requests_and_errors_by_class() {

@@ -42,7 +42,7 @@ impl PacedHttp {
             .body(body)
             .send()
             .await
-            .map_err(TransportErrorKind::custom)?;
+            .map_err(sent_err)?;
         let status = resp.status();
         let retry_after = resp
             .headers()
@@ -51,7 +51,7 @@ impl PacedHttp {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
             .map(|s| Duration::from_secs_f64(s.min(600.0)));
-        let body = resp.bytes().await.map_err(TransportErrorKind::custom)?;
+        let body = resp.bytes().await.map_err(sent_err)?;
         if status.as_u16() == 429 {
             self.pacing.refused_for_rate(retry_after);
             return Err(TransportErrorKind::http_error(
@@ -78,6 +78,19 @@ impl PacedHttp {
         }
     }
 }
+
+/// What a failed request says: [`TIMED_OUT`] when it ran out of time, else the client's error.
+fn sent_err(e: reqwest::Error) -> TransportError {
+    if e.is_timeout() {
+        TransportErrorKind::custom_str(TIMED_OUT)
+    } else {
+        TransportErrorKind::custom(e)
+    }
+}
+
+/// The error of a request that ran out of time (for `eth_getLogs`: too wide a range for the
+/// node to answer in time).
+pub const TIMED_OUT: &str = "the request timed out";
 
 /// Whether a JSON-RPC answer is a refusal for rate (code 429, or a message that says so).
 fn refused_for_rate(packet: &ResponsePacket) -> bool {
