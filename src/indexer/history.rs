@@ -197,6 +197,7 @@ async fn fetch(
     };
     let ahead = rpc.pacing().concurrency().clamp(1, MAX_RANGES_AHEAD);
     let mut plan = Plan::new(job.from, start, rpc.limits(), ahead);
+    let mut waiting = Instant::now();
     while let Some(got) = plan.next(&logs_of, || rpc.limits()).await {
         let (_, mut to, mut logs) = got?;
         // The ranges fetched meanwhile go into the same write: one commit for many small ranges.
@@ -208,8 +209,19 @@ async fn fetch(
             to = through;
             logs.extend(more);
         }
+        let writing = Instant::now();
         let (batch, skipped) = batch_of(rpc, scope, to, &logs).await?;
         store::write_batch(db, cfg.chain, &batch).await?;
+        tracing::debug!(
+            chain = %cfg.chain,
+            %scope,
+            through = to,
+            logs = logs.len(),
+            fetch_wait_ms = (writing - waiting).as_millis() as u64,
+            write_ms = writing.elapsed().as_millis() as u64,
+            "history range stored"
+        );
+        waiting = Instant::now();
         Stored {
             chain: cfg.chain,
             scope,

@@ -71,9 +71,11 @@ impl Values {
 /// Rows of one table, column by column.
 pub(crate) struct Rows {
     table: &'static str,
-    /// The unique key whose existing rows are skipped.
+    /// The unique key whose existing rows are skipped (or updated, [`Rows::replacing`]).
     key: Vec<&'static str>,
     columns: Vec<(&'static str, Values)>,
+    /// The columns an existing key's row takes from the new one; none: it is skipped.
+    replace: Vec<&'static str>,
 }
 
 impl Rows {
@@ -82,7 +84,14 @@ impl Rows {
             table,
             key,
             columns: Vec::new(),
+            replace: Vec::new(),
         }
+    }
+
+    /// A row whose key exists replaces these columns of the stored one (an upsert).
+    pub(crate) fn replacing(mut self, columns: &[&'static str]) -> Self {
+        self.replace = columns.to_vec();
+        self
     }
 
     pub(crate) fn col(mut self, name: &'static str, values: Values) -> Self {
@@ -150,7 +159,32 @@ impl Rows {
     }
 
     fn on_conflict(&self, dialect: Dialect) -> String {
-        dialect.insert_ignore(&self.key)
+        if self.replace.is_empty() {
+            return dialect.insert_ignore(&self.key);
+        }
+        let set = self
+            .replace
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} = {}",
+                    dialect.quote(c),
+                    dialect.upsert_values(self.table, c).1
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        match dialect {
+            Dialect::MySql => format!(" ON DUPLICATE KEY UPDATE {set}"),
+            _ => format!(
+                " ON CONFLICT ({}) DO UPDATE SET {set}",
+                self.key
+                    .iter()
+                    .map(|c| dialect.quote(c))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
     }
 
     /// `INSERT INTO t (a, b) SELECT a, NULLIF(b, '') FROM UNNEST($1::int8[], $2::text[]) AS
@@ -239,6 +273,22 @@ mod tests {
             .col("a", Values::BigInt(vec![1, 2]))
             .col("b", Values::Int(vec![3, 4]))
             .col("c", Values::OptText(vec![None, Some("x".into())]))
+    }
+
+    #[test]
+    fn upserts() {
+        assert!(rows()
+            .replacing(&["c"])
+            .unnest_sql()
+            .ends_with(" ON CONFLICT (\"a\", \"b\") DO UPDATE SET \"c\" = \"excluded\".\"c\""));
+        assert!(rows()
+            .values_sql(Dialect::MySql, 1)
+            .ends_with(" ON DUPLICATE KEY UPDATE `a` = `a`"));
+        assert!(rows()
+            .replacing(&["c"])
+            .values_sql(Dialect::MySql, 1)
+            .ends_with(" ON DUPLICATE KEY UPDATE `c` = VALUES(`c`)"));
+        assert!(rows().values_sql(Dialect::Sqlite, 1).contains("DO NOTHING"));
     }
 
     #[test]

@@ -16,16 +16,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityName, EntityTrait, IdenStatic,
+    QueryFilter, QueryOrder, QuerySelect,
 };
 
+use super::bulk::{Rows, Values};
 use super::dialect::{by_address_pairs, Dialect};
 use super::CHUNK;
 use crate::decode::Erc20Move;
 use crate::entity::{erc20_balance, erc20_token_total, erc20_transfer};
+use crate::types::hex::lower0x;
 use crate::types::{Address, Uint256};
 
 /// (holder, token) pairs per statement on SQLite and MySQL (two parameters each).
@@ -217,7 +218,6 @@ async fn apply<C: ConnectionTrait>(
     if d.is_empty() {
         return Ok(());
     }
-    use erc20_balance::Column as B;
     let pairs: Vec<(Address, Address)> = d.balances.keys().copied().collect();
     let per_round = if Dialect::of(db).takes_key_arrays() {
         CHUNK * 5
@@ -230,7 +230,7 @@ async fn apply<C: ConnectionTrait>(
             .into_iter()
             .map(|r| ((r.owner_address, r.contract_address), r))
             .collect();
-        let mut rows = Vec::new();
+        let mut rows = BalanceRows::default();
         let mut emptied = Vec::new();
         for key in round {
             let Some((delta, block)) = d.balances.get(key) else {
@@ -256,14 +256,7 @@ async fn apply<C: ConnectionTrait>(
             if let Some(fork) = fork {
                 last = last_block(db, cid, key.0, key.1, fork).await?;
             }
-            rows.push(erc20_balance::ActiveModel::from(erc20_balance::Model {
-                chain_id: cid,
-                owner_address: key.0,
-                contract_address: key.1,
-                balance: net.low,
-                wraps: net.wraps,
-                block_number: last,
-            }));
+            rows.push(*key, net, last);
         }
         if !emptied.is_empty() {
             erc20_balance::Entity::delete_many()
@@ -271,18 +264,56 @@ async fn apply<C: ConnectionTrait>(
                 .exec(db)
                 .await?;
         }
-        for chunk in rows.chunks(CHUNK) {
-            erc20_balance::Entity::insert_many(chunk.to_vec())
-                .on_conflict(
-                    OnConflict::columns([B::ChainId, B::OwnerAddress, B::ContractAddress])
-                        .update_columns([B::Balance, B::Wraps, B::BlockNumber])
-                        .to_owned(),
-                )
-                .exec_without_returning(db)
-                .await?;
-        }
+        rows.upsert(db, cid).await?;
     }
     apply_totals(db, cid, &d.totals).await
+}
+
+/// New balance rows, column by column, for one upsert ([`Rows::replacing`]).
+#[derive(Default)]
+struct BalanceRows {
+    owners: Vec<String>,
+    tokens: Vec<String>,
+    balances: Vec<String>,
+    wraps: Vec<i64>,
+    blocks: Vec<i64>,
+}
+
+impl BalanceRows {
+    fn push(&mut self, (owner, token): (Address, Address), net: Net, block: i64) {
+        self.owners.push(lower0x(owner.as_bytes()));
+        self.tokens.push(lower0x(token.as_bytes()));
+        self.balances.push(net.low.to_db());
+        self.wraps.push(net.wraps);
+        self.blocks.push(block);
+    }
+
+    /// Writes the rows, replacing the stored ones of the same (holder, token).
+    async fn upsert<C: ConnectionTrait>(self, db: &C, cid: i64) -> Result<(), DbErr> {
+        use erc20_balance::Column as B;
+        let n = self.owners.len();
+        Rows::new(
+            erc20_balance::Entity.table_name(),
+            vec![
+                B::ChainId.as_str(),
+                B::OwnerAddress.as_str(),
+                B::ContractAddress.as_str(),
+            ],
+        )
+        .replacing(&[
+            B::Balance.as_str(),
+            B::Wraps.as_str(),
+            B::BlockNumber.as_str(),
+        ])
+        .col(B::ChainId.as_str(), Values::BigInt(vec![cid; n]))
+        .col(B::OwnerAddress.as_str(), Values::Text(self.owners))
+        .col(B::ContractAddress.as_str(), Values::Text(self.tokens))
+        .col(B::Balance.as_str(), Values::Text(self.balances))
+        .col(B::Wraps.as_str(), Values::BigInt(self.wraps))
+        .col(B::BlockNumber.as_str(), Values::BigInt(self.blocks))
+        .insert(db)
+        .await
+    }
 }
 
 /// Applies per-token changes to `erc20_token_totals` (a token with no transfer left loses its
@@ -407,10 +438,22 @@ async fn read_pairs<C: ConnectionTrait>(
             .all(db)
             .await
     } else {
-        erc20_balance::Entity::find()
-            .filter(pair_condition(cid, pairs))
+        // By the key's prefix: the pairs' owners (an index range each), then their tokens,
+        // then the pairs themselves (an `OR` of the pairs is a scan of the table on SQLite).
+        use erc20_balance::Column as B;
+        let owners: BTreeSet<Address> = pairs.iter().map(|p| p.0).collect();
+        let tokens: BTreeSet<Address> = pairs.iter().map(|p| p.1).collect();
+        let wanted: BTreeSet<&(Address, Address)> = pairs.iter().collect();
+        let rows = erc20_balance::Entity::find()
+            .filter(B::ChainId.eq(cid))
+            .filter(B::OwnerAddress.is_in(owners.iter().map(|a| a.to_string())))
+            .filter(B::ContractAddress.is_in(tokens.iter().map(|a| a.to_string())))
             .all(db)
-            .await
+            .await?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| wanted.contains(&(r.owner_address, r.contract_address)))
+            .collect())
     }
 }
 
