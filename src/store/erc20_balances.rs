@@ -31,6 +31,8 @@ use crate::types::{Address, Uint256};
 
 /// (holder, token) pairs per statement on SQLite and MySQL (two parameters each).
 const PAIRS_PER_ROUND: usize = 200;
+/// (holder, token) pairs per round on PostgreSQL (two arrays, whatever their length).
+const PG_PAIRS_PER_ROUND: usize = 20_000;
 /// Blocks per statement when looking for stored transfers.
 const BLOCKS_PER_ROUND: usize = 500;
 
@@ -220,7 +222,7 @@ async fn apply<C: ConnectionTrait>(
     }
     let pairs: Vec<(Address, Address)> = d.balances.keys().copied().collect();
     let per_round = if Dialect::of(db).takes_key_arrays() {
-        CHUNK * 5
+        PG_PAIRS_PER_ROUND
     } else {
         PAIRS_PER_ROUND
     };
