@@ -262,6 +262,22 @@ fn gas(logs: u64) -> u64 {
     60_000 + 3_000 * logs
 }
 
+/// Anvil for a long history: mined on demand, under Cancun (see the header), without a base fee.
+async fn start_anvil() -> Anvil {
+    Anvil::start(
+        2,
+        &[
+            "--no-mining",
+            "--base-fee",
+            "0",
+            "--hardfork",
+            "cancun",
+            "--prune-history",
+        ],
+    )
+    .await
+}
+
 /// Builds the 1M-block history; returns the scopes to ask about.
 async fn build_chain(anvil: &Anvil) -> anyhow::Result<Vec<Target>> {
     let Tokens {
@@ -1548,18 +1564,7 @@ async fn bench_profiles(
     runs: usize,
     bin: &Path,
 ) -> anyhow::Result<()> {
-    let anvil = Anvil::start(
-        2,
-        &[
-            "--no-mining",
-            "--base-fee",
-            "0",
-            "--hardfork",
-            "cancun",
-            "--prune-history",
-        ],
-    )
-    .await;
+    let anvil = start_anvil().await;
     let t = Instant::now();
     let all = build_profile_chain(&anvil).await?;
     let head = anvil.head().await;
@@ -1746,18 +1751,7 @@ async fn bench() -> anyhow::Result<()> {
         .await;
     }
 
-    let anvil = Anvil::start(
-        2,
-        &[
-            "--no-mining",
-            "--base-fee",
-            "0",
-            "--hardfork",
-            "cancun",
-            "--prune-history",
-        ],
-    )
-    .await;
+    let anvil = start_anvil().await;
     let t = Instant::now();
     let targets = build_chain(&anvil).await?;
     let head = anvil.head().await;
