@@ -18,6 +18,7 @@ use std::future::Future;
 
 use tokio::task::JoinHandle;
 
+use super::range::Limits;
 use super::rpc::RpcFailure;
 
 /// The ranges of `[from, end)` still to hand back.
@@ -29,15 +30,6 @@ pub struct Plan<T> {
     span: u64,
     ahead: usize,
     in_flight: VecDeque<InFlight<T>>,
-}
-
-/// What is known of the provider's limits when a range is planned.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Its largest block range.
-    pub range: Option<u64>,
-    /// The most logs one answer holds.
-    pub results: Option<u64>,
 }
 
 /// What a fetched range weighs against a limit on results.

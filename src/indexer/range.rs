@@ -82,6 +82,15 @@ impl Shrinking for RangeSizer {
     }
 }
 
+/// What is known of a provider's `eth_getLogs` limits: configured, or named by its refusals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Its largest block range.
+    pub range: Option<u64>,
+    /// The most logs one answer holds.
+    pub results: Option<u64>,
+}
+
 /// Pulls a suggested block span out of common provider messages: a range it would accept
 /// (Alchemy's "... this block range should work: [0x10, 0x20]", Infura's "Try with this block
 /// range [0x10, 0x20]") or its block range limit ([`range_limit_of`]).

@@ -29,8 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::pacing::{Lane, Pacing};
-use super::plan::Limits;
-use super::range::{is_range_error, range_limit_of, results_limit_of, suggested_span};
+use super::range::{is_range_error, range_limit_of, results_limit_of, suggested_span, Limits};
 use super::retry::{jitter, RetryPolicy};
 use super::transport::{PacedHttp, TIMED_OUT};
 use crate::decode::{self, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
