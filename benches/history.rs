@@ -749,6 +749,71 @@ async fn time_scope(
 }
 
 /// Walks every page of the scope's answer: (records, distinct (tx, log index)).
+/// A server started for one run: its database, API key, process, live start block, and an
+/// HTTP client to ask it with.
+struct Served {
+    db: DatabaseConnection,
+    key: String,
+    server: Server,
+    start: u64,
+    client: reqwest::Client,
+}
+
+/// Starts `bin` on the database at `url` following `rpc_url` (with `flags`), its log in
+/// `target/history-bench/<log>`, and waits until its live index holds `head`.
+async fn serve(
+    bin: &Path,
+    url: &str,
+    rpc_url: &str,
+    log: &str,
+    flags: &[String],
+    head: u64,
+) -> anyhow::Result<Served> {
+    let db = tokenql::store::database::connect(url, 2).await?;
+    let (_, key) = tokenql::keys::create_with_rate(
+        &db,
+        "history-bench",
+        tokenql::keys::KeyRate {
+            per_sec: Some(0),
+            burst: None,
+        },
+    )
+    .await?;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/history-bench");
+    std::fs::create_dir_all(&dir)?;
+    let server = start_server(bin, url, rpc_url, &dir.join(log), flags).await?;
+    let start = live_start(&db, head).await?;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    Ok(Served {
+        db,
+        key,
+        server,
+        start,
+        client,
+    })
+}
+
+/// Walks the SYNCED answer of `t`: it must hold every transfer made, each once. Returns its
+/// record count.
+async fn check_answer(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    t: &Target,
+) -> anyhow::Result<u64> {
+    let (records, distinct) = count_pages(client, base, key, t).await?;
+    if records != t.transfers || distinct != t.transfers {
+        bail!(
+            "{}: the SYNCED answer has {records} records ({distinct} distinct), the chain {}",
+            t.label,
+            t.transfers
+        );
+    }
+    Ok(records)
+}
+
 async fn count_pages(
     client: &reqwest::Client,
     base: &str,
@@ -787,24 +852,14 @@ async fn run_once(
 ) -> anyhow::Result<Vec<Measure>> {
     let (handle, url) = BenchDb::create(backend, run).await?;
     let result = async {
-        let db = tokenql::store::database::connect(&url, 2).await?;
-        let (_, key) = tokenql::keys::create_with_rate(
-            &db,
-            "history-bench",
-            tokenql::keys::KeyRate {
-                per_sec: Some(0),
-                burst: None,
-            },
-        )
-        .await?;
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/history-bench");
-        std::fs::create_dir_all(&dir)?;
-        let log = dir.join(format!("server-{}-{run}.log", backend.name()));
-        let server = start_server(bin, &url, rpc_url, &log, &[]).await?;
-        let start = live_start(&db, head).await?;
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(60))
-            .build()?;
+        let log = format!("server-{}-{run}.log", backend.name());
+        let Served {
+            db,
+            key,
+            server,
+            start,
+            client,
+        } = serve(bin, &url, rpc_url, &log, &[], head).await?;
         let anvil = anvil_pid().context("anvil's pid")?;
         let cpu = || (cpu_secs(anvil), cpu_secs(server.child.id()));
         let mut out = Vec::new();
@@ -824,14 +879,7 @@ async fn run_once(
             if n1 != t.transfers {
                 bail!("{}: one eth_getLogs found {n1} logs", t.label);
             }
-            let (records, distinct) = count_pages(&client, &server.base, &key, t).await?;
-            if records != t.transfers || distinct != t.transfers {
-                bail!(
-                    "{}: the SYNCED answer has {records} records ({distinct} distinct), the chain {}",
-                    t.label,
-                    t.transfers
-                );
-            }
+            let records = check_answer(&client, &server.base, &key, t).await?;
             let cpu = [(c1.0 - c0.0, c1.1 - c0.1), (c2.0 - c1.0, c2.1 - c1.1)];
             println!(
                 "  {} run {run} {:<14} CPU s anvil/server: raw split {:.1}/{:.1}, tokenql {:.1}/{:.1}",
@@ -1437,26 +1485,16 @@ async fn run_profile_once(
     let result = async {
         let p = proxy::Proxy::start(anvil_url, 1 + run as u64).await;
         p.set_profile(profile.proxy.clone());
-        let db = tokenql::store::database::connect(&url, 2).await?;
-        let (_, key) = tokenql::keys::create_with_rate(
-            &db,
-            "history-bench",
-            tokenql::keys::KeyRate {
-                per_sec: Some(0),
-                burst: None,
-            },
-        )
-        .await?;
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/history-bench");
-        std::fs::create_dir_all(&dir)?;
-        let log = dir.join(format!("server-{}-{}-{run}.log", backend.name(), profile.alias));
-        let server = start_server(bin, &url, &p.url, &log, flags).await?;
-        let start = live_start(&db, head).await?;
+        let log = format!("server-{}-{}-{run}.log", backend.name(), profile.alias);
+        let Served {
+            db,
+            key,
+            server,
+            start,
+            client,
+        } = serve(bin, &url, &p.url, &log, flags, head).await?;
         // The start-up's calls leave the proxy's rate window.
         tokio::time::sleep(Duration::from_millis(1_500)).await;
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(60))
-            .build()?;
         let mut out = Vec::new();
         for s in scopes {
             let t = &s.target;
@@ -1468,14 +1506,7 @@ async fn run_profile_once(
             let server_calls = server_get_logs(&client, &server.base).await? - server0;
             let (calls1, refused1) = scope_counts(&p, t);
             let (counts1, all1) = (p.counts(), all_refused(&p));
-            let (records, distinct) = count_pages(&client, &server.base, &key, t).await?;
-            if records != t.transfers || distinct != t.transfers {
-                bail!(
-                    "{}: the SYNCED answer has {records} records ({distinct} distinct), the chain {}",
-                    t.label,
-                    t.transfers
-                );
-            }
+            let records = check_answer(&client, &server.base, &key, t).await?;
             let get_logs = |c: &std::collections::BTreeMap<String, u64>| {
                 c.get("eth_getLogs").copied().unwrap_or(0)
             };
@@ -1514,7 +1545,7 @@ async fn run_profile_once(
         drop(server);
         drop(p);
         let _ = db.close().await;
-        Ok(out)
+        Ok::<_, anyhow::Error>(out)
     }
     .await;
     let dropped = handle.drop_db().await;

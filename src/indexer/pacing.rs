@@ -134,11 +134,6 @@ impl Pacing {
         self.inner.concurrency
     }
 
-    /// The calls that may start in any second (`None`: no limit).
-    pub fn per_second(&self) -> Option<usize> {
-        self.inner.per_second
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -357,11 +357,6 @@ impl Proxy {
         self.inner.admitted.lock().expect("admitted").clear();
     }
 
-    /// The current provider plan.
-    pub fn profile(&self) -> Profile {
-        self.inner.config.lock().expect("config").profile.clone()
-    }
-
     /// Calls refused by the profile so far, per reason (`range`, `results`, `rate`; each
     /// present, zero if none).
     pub fn refused(&self) -> BTreeMap<String, u64> {
