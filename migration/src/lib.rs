@@ -23,6 +23,7 @@ mod m20261124_000006_indexer_leases;
 mod m20261125_000007_nft_transfer_indexes;
 mod m20261125_000008_nft_owner_index;
 mod m20261126_000009_erc20_balances;
+mod m20261127_000010_change_feed;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000007_nft_transfer_indexes::Migration),
             Box::new(m20261125_000008_nft_owner_index::Migration),
             Box::new(m20261126_000009_erc20_balances::Migration),
+            Box::new(m20261127_000010_change_feed::Migration),
         ]
     }
 }

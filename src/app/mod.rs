@@ -13,6 +13,7 @@
 
 pub mod cors;
 pub mod key_cache;
+pub mod live;
 pub mod rate_limit;
 pub mod shared_limit;
 
@@ -39,6 +40,8 @@ pub struct AppState {
     pub ops: Ops,
     /// The primary and the read replicas.
     pub reads: Reads,
+    /// Live changes for subscriptions (read from the primary).
+    pub live: live::Live,
 }
 
 impl AppState {
@@ -50,10 +53,12 @@ impl AppState {
     ) -> Result<Self, sea_orm::DbErr> {
         let reads = Reads::primary_only(db.clone());
         let service = QueryService::new(db, config).await?;
+        let live = live::Live::new(service.clone(), live::LiveOptions::default());
         Ok(Self {
             service,
             ops: Ops::default(),
             reads,
+            live,
         })
     }
 
@@ -65,6 +70,7 @@ impl AppState {
 
     /// The same state with other operational settings (and fresh buckets and key cache).
     pub fn with_options(mut self, options: ServerOptions) -> Self {
+        self.live = live::Live::new(self.service.clone(), options.live);
         self.ops = Ops::new(options);
         self
     }
@@ -204,6 +210,8 @@ pub struct ServerOptions {
     /// What the server reads from chains' JSON-RPC endpoints (native balances, block headers),
     /// and for which chains.
     pub chain_reads: crate::query::ChainReads,
+    /// Live changes: subscriptions per key, how often the change feed is polled.
+    pub live: live::LiveOptions,
 }
 
 /// The operational state shared by every clone of an [`crate::AppState`].

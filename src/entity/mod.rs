@@ -5,6 +5,7 @@ pub mod address_label;
 pub mod api_key;
 pub mod block;
 pub mod chain_state;
+pub mod change_feed;
 pub mod contract;
 pub mod erc20_balance;
 pub mod erc20_token_total;

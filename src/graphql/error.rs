@@ -104,6 +104,14 @@ impl GqlError {
         }
     }
 
+    /// The caller holds too much of something (open subscriptions): `RATE_LIMITED`.
+    pub fn limited(message: impl Into<String>) -> Self {
+        Self {
+            code: Code::RateLimited,
+            message: message.into(),
+        }
+    }
+
     pub fn code(&self) -> Code {
         self.code
     }

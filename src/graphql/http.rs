@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use async_graphql::Response as GqlResponse;
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::Extension;
 
 use super::error::{error_response, http_status, Code};
 use super::Executor;
-use crate::app::{authenticate, AppState, AuthFailure, Caller, ReadFailed, Reader};
+use crate::app::{authenticate, AppState, AuthFailure, Caller, ReadFailed};
 use crate::graphql::fast_path::written::Written;
 
 /// The largest request body read, in bytes. GraphQL documents are small.
@@ -126,14 +126,30 @@ pub async fn post(
     }
 }
 
-/// `GET /graphql`: the GraphiQL page for a browser, otherwise a query in the query string
-/// (`query`, `variables` as JSON, `operationName`).
+/// `GET /graphql`: a WebSocket for subscriptions when the request asks to upgrade
+/// ([`super::live::serve`]), the GraphiQL page for a browser, otherwise a query in the query
+/// string (`query`, `variables` as JSON, `operationName`).
 pub async fn get(
     State(state): State<AppState>,
     Extension(executor): Extension<Executor>,
-    Reader(service): Reader,
+    req: Request,
+) -> Response {
+    let (mut parts, _) = req.into_parts();
+    if super::live::asks_upgrade(&parts.headers) {
+        return super::live::serve(state, executor, &mut parts).await;
+    }
+    let service = crate::app::reader(&state, &parts.extensions);
+    let raw = parts.uri.query().map(str::to_owned);
+    query_string(state, executor, service, parts.headers, raw).await
+}
+
+/// `GET /graphql` with a query in the query string, or the playground for a browser.
+async fn query_string(
+    state: AppState,
+    executor: Executor,
+    service: crate::query::QueryService,
     headers: HeaderMap,
-    RawQuery(raw): RawQuery,
+    raw: Option<String>,
 ) -> Response {
     let raw = raw.unwrap_or_default();
     let has_query = form_urlencoded::parse(raw.as_bytes()).any(|(k, _)| k == "query");
@@ -168,7 +184,10 @@ pub async fn get(
 }
 
 /// The base URL of preview links (`Nft.media`) for this request.
-fn media_base(state: &AppState, headers: &HeaderMap) -> crate::graphql::objects::media::MediaBase {
+pub(super) fn media_base(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> crate::graphql::objects::media::MediaBase {
     crate::graphql::objects::media::MediaBase(crate::app::preview_base(state, headers))
 }
 

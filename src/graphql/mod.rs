@@ -46,6 +46,7 @@ pub mod enums;
 pub mod error;
 pub mod fast_path;
 pub mod http;
+pub mod live;
 pub mod loaders;
 pub mod metrics;
 pub mod objects;
@@ -54,7 +55,7 @@ pub mod scalars;
 use std::sync::Arc;
 
 use async_graphql::parser::types::ExecutableDocument;
-use async_graphql::{EmptyMutation, EmptySubscription, Schema, SchemaBuilder};
+use async_graphql::{EmptyMutation, Schema, SchemaBuilder};
 use axum::routing::get;
 use axum::Router;
 
@@ -62,6 +63,7 @@ use crate::app::AppState;
 use crate::query::QueryService;
 
 pub use objects::query::QueryRoot;
+pub use objects::subscription::SubscriptionRoot;
 
 /// The deepest selection accepted (see the module's "Limits").
 pub const MAX_DEPTH: usize = 16;
@@ -69,13 +71,13 @@ pub const MAX_DEPTH: usize = 16;
 pub const MAX_COMPLEXITY: usize = 2000;
 
 /// The executable schema.
-pub type AppSchema = Schema<QueryRoot, EmptyMutation, EmptySubscription>;
+pub type AppSchema = Schema<QueryRoot, EmptyMutation, SubscriptionRoot>;
 
-fn builder() -> SchemaBuilder<QueryRoot, EmptyMutation, EmptySubscription> {
+fn builder() -> SchemaBuilder<QueryRoot, EmptyMutation, SubscriptionRoot> {
     // No schema extension: with one, async-graphql wraps every field it resolves in the
     // extension chain (a registry lookup and boxed futures per field: an eighth of the server's
     // CPU time on a page of 100 NFTs). What extensions would do is done in [`Executor`].
-    Schema::build(QueryRoot, EmptyMutation, EmptySubscription)
+    Schema::build(QueryRoot, EmptyMutation, SubscriptionRoot)
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
 }

@@ -55,6 +55,10 @@ pub struct IndexerArgs {
     /// Seconds a failed history fetch waits before a request schedules it again.
     #[arg(long, env = "TOKENQL_HISTORY_RETRY_SECS", default_value_t = 60)]
     pub history_retry_secs: u64,
+    /// Blocks of changes the change feed keeps behind the stored head, for GraphQL
+    /// subscriptions resuming from a position; 0 turns the feed off.
+    #[arg(long, env = "TOKENQL_FEED_RETENTION_BLOCKS", default_value_t = 10_000)]
+    pub feed_retention_blocks: u64,
     /// Milliseconds a chain's leader lease lives without renewal: one process indexes a chain,
     /// others stand by and take over this long after the leader dies (renewed every fifth).
     #[arg(long, env = "TOKENQL_LEADER_LEASE_MS", default_value_t = 5000,
@@ -138,6 +142,10 @@ impl IndexerArgs {
                 cfg.history_workers = self.history_workers;
                 cfg.history_slice = Duration::from_secs(self.history_slice_secs.max(1));
                 cfg.history_attempts = self.history_attempts;
+                cfg.feed_retention =
+                    (self.feed_retention_blocks > 0).then_some(crate::store::feed::Retention {
+                        blocks: self.feed_retention_blocks,
+                    });
                 cfg.history_retry_after = Duration::from_secs(self.history_retry_secs);
                 cfg
             })

@@ -36,6 +36,9 @@ pub struct ChainConfig {
     pub history_slice: Duration,
     /// Consecutive failed attempts before a history fetch is marked failed.
     pub history_attempts: u32,
+    /// Blocks of changes kept in the change feed for subscriptions and webhooks; `None`: the
+    /// follower writes no feed.
+    pub feed_retention: Option<crate::store::feed::Retention>,
     /// How long a failed history fetch waits before a request may schedule it again.
     pub history_retry_after: Duration,
 }
@@ -62,6 +65,7 @@ impl ChainConfig {
             history_workers: 4,
             history_slice: Duration::from_secs(5),
             history_attempts: 5,
+            feed_retention: Some(crate::store::feed::Retention::default()),
             history_retry_after: Duration::from_secs(60),
         }
     }

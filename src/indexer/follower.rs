@@ -382,6 +382,7 @@ impl Follower {
                 head_block: head,
             }),
             fence: self.fence.clone(),
+            feed: self.cfg.feed_retention,
             ..Default::default()
         };
         let writing = Instant::now();
@@ -436,8 +437,15 @@ impl Follower {
                     indexed_block: keep,
                     head_block: head,
                 };
-                let r =
-                    rollback::rollback_to(&self.db, chain, keep, cp, self.fence.as_ref()).await?;
+                let r = rollback::rollback_to(
+                    &self.db,
+                    chain,
+                    keep,
+                    cp,
+                    self.fence.as_ref(),
+                    self.cfg.feed_retention.is_some(),
+                )
+                .await?;
                 tracing::warn!(
                     %chain,
                     tip,

@@ -22,11 +22,13 @@ mod as_of;
 mod balances;
 mod blocks;
 pub mod chain_reads;
+pub mod changes;
 mod collection_nfts;
 mod collections;
 mod columns;
 mod cursor;
 mod erc20_as_of;
+pub mod feed;
 
 mod media;
 mod model;

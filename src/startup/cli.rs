@@ -239,6 +239,15 @@ pub struct ServeArgs {
     /// time. Revoking a key or changing its limit takes effect within this time.
     #[arg(long, env = "TOKENQL_KEY_CACHE_TTL", default_value_t = crate::app::DEFAULT_KEY_CACHE_TTL.as_secs())]
     pub key_cache_ttl: u64,
+    /// GraphQL subscriptions one API key may hold open at once in this process.
+    #[arg(long, env = "TOKENQL_SUBSCRIPTIONS_PER_KEY", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub subscriptions_per_key: u64,
+    /// Milliseconds between reads of the change feed's tail, for changes another process
+    /// indexed (this process's own are seen at once).
+    #[arg(long, env = "TOKENQL_FEED_POLL_MS", default_value_t = 250,
+          value_parser = clap::value_parser!(u64).range(10..))]
+    pub feed_poll_ms: u64,
     #[command(flatten)]
     pub indexer: Box<IndexerArgs>,
     #[command(flatten)]

@@ -45,6 +45,11 @@ fn options(
         rate_limit_prefix: args.rate_limit_prefix.clone(),
         rate_limit_store_timeout: Duration::from_millis(args.rate_limit_store_timeout_ms),
         offchain: offchain.clone(),
+        live: crate::app::live::LiveOptions {
+            per_key: args.subscriptions_per_key as usize,
+            poll: Duration::from_millis(args.feed_poll_ms),
+            ..Default::default()
+        },
     })
 }
 

@@ -37,6 +37,7 @@ pub mod database;
 mod derive;
 pub mod dialect;
 pub(crate) mod erc20_balances;
+pub mod feed;
 pub mod flags;
 pub mod keys;
 pub mod labels;

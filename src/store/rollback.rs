@@ -8,7 +8,7 @@ use sea_orm::{
 };
 
 use super::lease::{self, Fence};
-use super::{derive, erc20_balances, set_checkpoint, Checkpoint, StoreError};
+use super::{derive, erc20_balances, feed, set_checkpoint, Checkpoint, StoreError};
 use crate::entity::{block, erc20_transfer, nft_transfer};
 use crate::types::{Address, Chain, Uint256};
 
@@ -25,13 +25,15 @@ pub struct RollbackReport {
 /// and writes `checkpoint`, atomically. Holdings and token rows of every affected token are recomputed from the
 /// transfers that remain; ERC20 balances and token totals lose what the removed transfers
 /// added. With a `fence`, only while the writer holds the chain's lease
-/// ([`lease::check`]).
+/// ([`lease::check`]). With `fed`, the removed transfers are appended to the change feed
+/// first ([`feed::append_removed`]), in the same transaction.
 pub async fn rollback_to(
     db: &DatabaseConnection,
     chain: Chain,
     keep_through: Option<u64>,
     checkpoint: Checkpoint,
     fence: Option<&Fence>,
+    fed: bool,
 ) -> Result<RollbackReport, StoreError> {
     let cid = chain.db_id();
     let fork = keep_through.map_or(-1, |b| b as i64);
@@ -53,6 +55,9 @@ pub async fn rollback_to(
         .await?
         .into_iter()
         .collect();
+    if fed {
+        feed::append_removed(&txn, cid, fork).await?;
+    }
     erc20_balances::remove_above(&txn, cid, fork).await?;
     let nft = nft_transfer::Entity::delete_many()
         .filter(nft_transfer::Column::ChainId.eq(cid))
@@ -75,6 +80,9 @@ pub async fn rollback_to(
     derive::recompute_tokens(&txn, cid, &touched).await?;
     set_checkpoint(&txn, chain, checkpoint).await?;
     txn.commit().await?;
+    if fed {
+        feed::appended_here().notify_waiters();
+    }
     Ok(RollbackReport {
         blocks,
         erc20_transfers: erc20,

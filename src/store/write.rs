@@ -13,7 +13,7 @@ use sea_orm::{
     TransactionTrait,
 };
 
-use super::{derive, dialect, erc20_balances, lease, now_ms, rows, scopes, CHUNK};
+use super::{derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes, CHUNK};
 use crate::decode::{Erc20Move, NftMove};
 use crate::entity::{chain_state, contract};
 use crate::types::{Address, Chain, TokenStandard, Uint256};
@@ -51,6 +51,10 @@ pub struct Batch {
     /// The chain's lease the writer must hold (the live indexer's batches); `None`: no check
     /// (an import, a history fetch).
     pub fence: Option<lease::Fence>,
+    /// Append the batch's blocks to the change feed (the live indexer's batches, which carry
+    /// a checkpoint), keeping this much of it; `None`: no feed rows (an import, a history
+    /// fetch, a follower with the feed turned off).
+    pub feed: Option<feed::Retention>,
 }
 
 /// Errors of the write path.
@@ -89,6 +93,22 @@ pub async fn write_batch(
     erc20.insert(&txn).await?;
     nft.insert(&txn).await?;
     erc20_balances::add_stored(&txn, cid, &added).await?;
+    let fed = match (batch.feed, batch.checkpoint.and_then(|c| c.indexed_block)) {
+        (Some(retention), Some(head)) => {
+            feed::append_stored(
+                &txn,
+                cid,
+                &batch.blocks,
+                &batch.erc20,
+                &batch.nft,
+                head,
+                retention,
+            )
+            .await?;
+            true
+        }
+        _ => false,
+    };
 
     // Contracts seen, with the standard their events show.
     let mut standards: BTreeMap<Address, TokenStandard> = BTreeMap::new();
@@ -116,6 +136,9 @@ pub async fn write_batch(
         scopes::record_progress(&txn, chain, p).await?;
     }
     txn.commit().await?;
+    if fed {
+        feed::appended_here().notify_waiters();
+    }
     Ok(())
 }
 

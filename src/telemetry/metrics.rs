@@ -27,6 +27,11 @@
 //! | [`INDEXER_LEADER`] | gauge, 1 while this process leads the chain, 0 while it stands by | `chain` |
 //! | [`REPLICA_UP`], [`REPLICA_IN_ROTATION`] | gauges, 0/1, refreshed at each scrape | `replica` (`host:port/db`) |
 //! | [`REPLICA_LAG`] | gauge, seconds behind the primary at the last check (absent while unknown) | `replica` |
+//! | [`LIVE_SUBSCRIPTIONS`] | gauge, subscriptions open in this process | `chain` |
+//! | [`LIVE_DELIVERED`] | counter, changes sent to subscribers | `chain`, `kind` (`added`, `confirmed`, `removed`) |
+//! | [`LIVE_LATENCY`] | histogram, seconds from the feed row's commit to the change leaving the server | `chain` |
+//! | [`LIVE_BEHIND`] | gauge, feed rows the slowest subscriber still has to read | `chain` |
+//! | [`LIVE_ENDED`] | counter, subscriptions ended by the server | `chain`, `reason` (`gone`, `failed`) |
 //! | [`BUILD_INFO`] | gauge, always 1 | `version` |
 //!
 //! Memory: every series is bounded by its labels (routes, statuses, at most
@@ -67,6 +72,11 @@ pub const INDEXER_LEADER: &str = "tokenql_indexer_leader";
 pub const REPLICA_UP: &str = "tokenql_replica_up";
 pub const REPLICA_IN_ROTATION: &str = "tokenql_replica_in_rotation";
 pub const REPLICA_LAG: &str = "tokenql_replica_lag_seconds";
+pub const LIVE_SUBSCRIPTIONS: &str = "tokenql_live_subscriptions";
+pub const LIVE_DELIVERED: &str = "tokenql_live_changes_delivered_total";
+pub const LIVE_LATENCY: &str = "tokenql_live_delivery_latency_seconds";
+pub const LIVE_BEHIND: &str = "tokenql_live_rows_behind";
+pub const LIVE_ENDED: &str = "tokenql_live_subscriptions_ended_total";
 pub const BUILD_INFO: &str = "tokenql_build_info";
 
 /// Histogram buckets, in seconds: 1 ms to 30 s.
@@ -188,6 +198,17 @@ fn describe() {
         REPLICA_LAG,
         "Seconds the read replica was behind the primary at the last check."
     );
+    describe_gauge!(LIVE_SUBSCRIPTIONS, "Subscriptions open in this process.");
+    describe_counter!(LIVE_DELIVERED, "Changes sent to subscribers.");
+    describe_histogram!(
+        LIVE_LATENCY,
+        "Seconds from a change feed row's commit to its change leaving the server."
+    );
+    describe_gauge!(
+        LIVE_BEHIND,
+        "Change feed rows a subscriber still had to read when it last read."
+    );
+    describe_counter!(LIVE_ENDED, "Subscriptions the server ended, by reason.");
     describe_gauge!(BUILD_INFO, "Always 1; the version is a label.");
     gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
 }
@@ -195,6 +216,27 @@ fn describe() {
 /// Whether this process leads `chain`'s indexing.
 pub fn set_leader(chain: crate::types::Chain, leading: bool) {
     gauge!(INDEXER_LEADER, "chain" => chain.name()).set(f64::from(u8::from(leading)));
+}
+
+/// A subscription of `chain` opened (`+1.0`) or closed (`-1.0`).
+pub fn live_open(chain: crate::types::Chain, delta: f64) {
+    gauge!(LIVE_SUBSCRIPTIONS, "chain" => chain.name()).increment(delta);
+}
+
+/// A change of `kind` left the server, `latency` after its feed row was written.
+pub fn live_delivered(chain: crate::types::Chain, kind: &'static str, latency: Duration) {
+    counter!(LIVE_DELIVERED, "chain" => chain.name(), "kind" => kind).increment(1);
+    metrics::histogram!(LIVE_LATENCY, "chain" => chain.name()).record(latency.as_secs_f64());
+}
+
+/// How many feed rows a subscriber of `chain` had yet to read when it last read.
+pub fn live_behind(chain: crate::types::Chain, rows: i64) {
+    gauge!(LIVE_BEHIND, "chain" => chain.name()).set(rows as f64);
+}
+
+/// A subscription the server ended, and why.
+pub fn live_ended(chain: crate::types::Chain, reason: &'static str) {
+    counter!(LIVE_ENDED, "chain" => chain.name(), "reason" => reason).increment(1);
 }
 
 /// Counts a request refused by the rate limiter.

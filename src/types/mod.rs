@@ -11,6 +11,7 @@ pub mod metadata;
 mod order;
 mod scope;
 mod standard;
+mod text_serde;
 mod time;
 mod uint256;
 

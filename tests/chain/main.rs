@@ -1,6 +1,6 @@
 //! The suites that run a real chain (anvil), processes or database servers of their own, in one
 //! binary: the indexer (sync, chain, faults, crash and failover), history on demand, the
-//! off-chain workers, streaming replication, one snapshot per answer and the Redis-shared rate
+//! off-chain workers, live push (subscriptions through reorgs), streaming replication, one snapshot per answer and the Redis-shared rate
 //! limits. Test names are `suite::[backend::]name`.
 
 #[path = "../support/mod.rs"]
@@ -11,6 +11,7 @@ mod indexer_chain;
 mod indexer_crash;
 mod indexer_faults;
 mod indexer_sync;
+mod live_push;
 mod offchain_media;
 mod offchain_metadata;
 mod offchain_traits;

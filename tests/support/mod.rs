@@ -14,6 +14,7 @@
 //! - [`proxy`]: a fault-injecting JSON-RPC proxy in front of anvil.
 //! - [`offchain`]: the local web / IPFS / Arweave server the off-chain workers fetch from.
 //! - [`graphql`]: the in-process GraphQL harness (schema on a fresh demo database).
+//! - [`live`]: a GraphQL-over-WebSocket client (`graphql-transport-ws`, `graphql-ws`).
 //! - [`pg`]: PostgreSQL primary + streaming replica started from the server programs.
 //! - [`validator`]: the small JSON Schema validator of the OpenAPI document's subset.
 //!
@@ -28,6 +29,7 @@ pub mod erc20_holders;
 pub mod graphql;
 pub mod history;
 pub mod indexer;
+pub mod live;
 pub mod offchain;
 pub mod pg;
 pub mod proxy;

@@ -9,7 +9,8 @@
 //!   NFT's own fields, part of `NftToken` and `CollectionNft`, and what a page's tokens
 //!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
 //!   (`NftTransfer`), [`media`] (`NftMedia`), [`stats`] (counts and activity, and a
-//!   collection's distinct holders).
+//!   collection's distinct holders); [`subscription`] (the `Subscription` root: live
+//!   `erc20Transfers` and `nftTransfers`, over WebSocket).
 
 pub mod balances;
 pub mod collection;
@@ -22,6 +23,7 @@ pub mod nft_token;
 pub mod nft_transfer;
 pub mod query;
 pub mod stats;
+pub mod subscription;
 pub mod token;
 pub mod transfer;
 pub mod wallet;

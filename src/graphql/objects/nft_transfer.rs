@@ -36,6 +36,21 @@ impl Listed for NftTransfer {
 /// Every field goes through the ordinary resolvers.
 impl PlainNode for NftTransfer {}
 
+impl NftTransfer {
+    /// A move outside a page (a live change), its related rows loaded through `primed`.
+    pub(crate) fn single(
+        transfer: query::NftTransfer,
+        format: types::TokenIdFormat,
+        primed: Arc<Primed>,
+    ) -> Self {
+        Self {
+            transfer,
+            format,
+            primed,
+        }
+    }
+}
+
 /// One NFT move: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of an ERC1155
 /// `TransferBatch` (a batch of n ids is n moves, in batch order). Mints come from the zero
 /// address, burns go to it.

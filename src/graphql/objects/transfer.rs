@@ -66,6 +66,11 @@ impl PlainNode for Erc20Transfer {
 }
 
 impl Erc20Transfer {
+    /// A transfer outside a page (a live change), its related rows loaded through `primed`.
+    pub(crate) fn single(transfer: query::Erc20Transfer, primed: Arc<Primed>) -> Self {
+        Self { transfer, primed }
+    }
+
     async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
         self.primed.contract(self.transfer.contract).await
     }

@@ -1,0 +1,358 @@
+//! The change feed's write side: the live indexer appends one row per block it stores (with
+//! the block's transfers) in the batch's transaction ([`append_stored`]), and one row per
+//! block a reorg removes (with the transfers removed) in the rollback's transaction
+//! ([`append_removed`]). Rows older than the retention window are pruned as the head moves
+//! on, and the last pruned id is kept, so that a reader can tell a position that is gone from
+//! one that is merely quiet ([`pruned_through`]). Readers: `query::feed`.
+//!
+//! Within a chain, `id` increases in commit order: a chain's writers hold the chain's lock
+//! (`write::lock_chain`) from their first statement to their commit.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
+
+use super::{now_ms, BlockHeader, CHUNK};
+use crate::decode::{Erc20Move, NftMove};
+use crate::entity::{block, change_feed, erc20_transfer, nft_transfer, setting};
+use crate::types::hex::lower0x;
+use crate::types::{Address, TokenStandard, Uint256};
+
+/// `change_feed.kind` of a block the indexer stored.
+pub const STORED: i16 = 1;
+/// `change_feed.kind` of a block a reorg removed.
+pub const REMOVED: i16 = 2;
+
+/// How many blocks of changes the live indexer keeps for readers (subscriptions resuming
+/// with a position, webhooks catching up): rows whose head lies further behind are pruned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Blocks behind the stored head.
+    pub blocks: u64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self { blocks: 10_000 }
+    }
+}
+
+/// A block's transfers as a feed row keeps them (compact JSON).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Records {
+    #[serde(default, rename = "e", skip_serializing_if = "Vec::is_empty")]
+    pub erc20: Vec<Erc20Record>,
+    #[serde(default, rename = "n", skip_serializing_if = "Vec::is_empty")]
+    pub nft: Vec<NftRecord>,
+}
+
+/// One ERC20 transfer of a feed row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Erc20Record {
+    #[serde(rename = "c")]
+    pub contract: Address,
+    #[serde(rename = "f")]
+    pub from: Address,
+    #[serde(rename = "t")]
+    pub to: Address,
+    #[serde(rename = "v")]
+    pub value: Uint256,
+    #[serde(rename = "x")]
+    pub transaction_hash: String,
+    #[serde(rename = "ti")]
+    pub transaction_index: u32,
+    #[serde(rename = "li")]
+    pub log_index: u32,
+}
+
+/// One NFT move of a feed row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NftRecord {
+    #[serde(rename = "c")]
+    pub contract: Address,
+    #[serde(rename = "s")]
+    pub standard: TokenStandard,
+    #[serde(rename = "id")]
+    pub token_id: Uint256,
+    #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<Address>,
+    #[serde(rename = "f")]
+    pub from: Address,
+    #[serde(rename = "t")]
+    pub to: Address,
+    #[serde(rename = "a")]
+    pub amount: Uint256,
+    #[serde(rename = "x")]
+    pub transaction_hash: String,
+    #[serde(rename = "ti")]
+    pub transaction_index: u32,
+    #[serde(rename = "li")]
+    pub log_index: u32,
+    #[serde(rename = "bi", default)]
+    pub batch_index: u32,
+}
+
+/// Woken after every commit that appended rows in this process, so that readers in the same
+/// process need not wait for their next poll.
+pub fn appended_here() -> &'static Notify {
+    static NOTIFY: OnceLock<Notify> = OnceLock::new();
+    NOTIFY.get_or_init(Notify::new)
+}
+
+/// The setting that holds a chain's last pruned id.
+fn pruned_key(cid: i64) -> String {
+    format!("change_feed_pruned:{cid}")
+}
+
+/// The highest id pruned from a chain's feed (0 when nothing was).
+pub async fn pruned_through<C: ConnectionTrait>(db: &C, cid: i64) -> Result<i64, DbErr> {
+    Ok(setting::Entity::find_by_id(pruned_key(cid))
+        .one(db)
+        .await?
+        .and_then(|s| s.value.parse().ok())
+        .unwrap_or(0))
+}
+
+/// Appends a row per block of `blocks` with transfers, and one for the batch's last block
+/// `head` when it has none (so that readers learn the head moved), then prunes what fell out
+/// of `retention`. Runs inside the batch's transaction.
+pub(crate) async fn append_stored<C: ConnectionTrait>(
+    txn: &C,
+    cid: i64,
+    blocks: &[BlockHeader],
+    erc20: &[Erc20Move],
+    nft: &[NftMove],
+    head: u64,
+    retention: Retention,
+) -> Result<(), DbErr> {
+    let mut by_block: BTreeMap<u64, Records> = BTreeMap::new();
+    for t in erc20 {
+        by_block
+            .entry(t.meta.block_number)
+            .or_default()
+            .erc20
+            .push(erc20_record(t));
+    }
+    for t in nft {
+        by_block
+            .entry(t.meta.block_number)
+            .or_default()
+            .nft
+            .push(nft_record(t));
+    }
+    by_block.entry(head).or_default();
+    let headers: BTreeMap<u64, &BlockHeader> = blocks.iter().map(|b| (b.number, b)).collect();
+    let now = now_ms();
+    let mut rows = Vec::with_capacity(by_block.len());
+    for (number, mut records) in by_block {
+        let Some(header) = headers.get(&number) else {
+            continue;
+        };
+        records.erc20.sort_by_key(|r| r.log_index);
+        records.nft.sort_by_key(|r| (r.log_index, r.batch_index));
+        rows.push(row(cid, STORED, header, head as i64, &records, now)?);
+    }
+    insert(txn, rows).await?;
+    let first = blocks.iter().map(|b| b.number).min().unwrap_or(head);
+    if first / 256 != head / 256 || blocks.len() > 256 {
+        prune(txn, cid, head.saturating_sub(retention.blocks)).await?;
+    }
+    Ok(())
+}
+
+/// Appends a row per block above `fork` that holds stored transfers, highest block first,
+/// with the transfers the rollback is about to delete. Runs inside the rollback's transaction,
+/// before the deletes.
+pub(crate) async fn append_removed<C: ConnectionTrait>(
+    txn: &C,
+    cid: i64,
+    fork: i64,
+) -> Result<(), DbErr> {
+    let mut by_block: BTreeMap<i64, Records> = BTreeMap::new();
+    for t in erc20_transfer::Entity::find()
+        .filter(erc20_transfer::Column::ChainId.eq(cid))
+        .filter(erc20_transfer::Column::BlockNumber.gt(fork))
+        .order_by_asc(erc20_transfer::Column::BlockNumber)
+        .order_by_asc(erc20_transfer::Column::LogIndex)
+        .all(txn)
+        .await?
+    {
+        let records = by_block.entry(t.block_number).or_default();
+        records.erc20.push(Erc20Record {
+            contract: t.contract_address,
+            from: t.from_address,
+            to: t.to_address,
+            value: t.value,
+            transaction_hash: t.transaction_hash,
+            transaction_index: t.transaction_index as u32,
+            log_index: t.log_index as u32,
+        });
+    }
+    for t in nft_transfer::Entity::find()
+        .filter(nft_transfer::Column::ChainId.eq(cid))
+        .filter(nft_transfer::Column::BlockNumber.gt(fork))
+        .order_by_asc(nft_transfer::Column::BlockNumber)
+        .order_by_asc(nft_transfer::Column::LogIndex)
+        .order_by_asc(nft_transfer::Column::BatchIndex)
+        .all(txn)
+        .await?
+    {
+        let records = by_block.entry(t.block_number).or_default();
+        records.nft.push(NftRecord {
+            contract: t.contract_address,
+            standard: t.contract_type,
+            token_id: t.token_id,
+            operator: t.operator,
+            from: t.from_address,
+            to: t.to_address,
+            amount: t.amount,
+            transaction_hash: t.transaction_hash,
+            transaction_index: t.transaction_index as u32,
+            log_index: t.log_index as u32,
+            batch_index: t.batch_index as u32,
+        });
+    }
+    if by_block.is_empty() {
+        return Ok(());
+    }
+    let numbers: Vec<i64> = by_block.keys().copied().collect();
+    let mut headers = BTreeMap::new();
+    for chunk in numbers.chunks(CHUNK) {
+        for b in block::Entity::find()
+            .filter(block::Column::ChainId.eq(cid))
+            .filter(block::Column::Number.is_in(chunk.to_vec()))
+            .all(txn)
+            .await?
+        {
+            headers.insert(b.number, b);
+        }
+    }
+    let now = now_ms();
+    let mut rows = Vec::with_capacity(by_block.len());
+    for (number, records) in by_block.into_iter().rev() {
+        let Some(b) = headers.get(&number) else {
+            continue;
+        };
+        rows.push(change_feed::ActiveModel::from(change_feed::Model {
+            id: 0,
+            chain_id: cid,
+            kind: REMOVED,
+            block_number: number,
+            block_hash: b.hash.clone(),
+            block_timestamp: b.timestamp,
+            head_block: fork,
+            records: to_json(&records)?,
+            created_ms: now,
+        }));
+    }
+    insert(txn, rows).await
+}
+
+fn erc20_record(t: &Erc20Move) -> Erc20Record {
+    Erc20Record {
+        contract: t.meta.contract,
+        from: t.from,
+        to: t.to,
+        value: t.value,
+        transaction_hash: lower0x(t.meta.transaction_hash.as_slice()),
+        transaction_index: t.meta.transaction_index,
+        log_index: t.meta.log_index,
+    }
+}
+
+fn nft_record(t: &NftMove) -> NftRecord {
+    NftRecord {
+        contract: t.meta.contract,
+        standard: t.standard,
+        token_id: t.token_id,
+        operator: t.operator,
+        from: t.from,
+        to: t.to,
+        amount: t.amount,
+        transaction_hash: lower0x(t.meta.transaction_hash.as_slice()),
+        transaction_index: t.meta.transaction_index,
+        log_index: t.meta.log_index,
+        batch_index: t.batch_index,
+    }
+}
+
+fn to_json(records: &Records) -> Result<String, DbErr> {
+    serde_json::to_string(records).map_err(|e| DbErr::Custom(format!("feed records: {e}")))
+}
+
+fn row(
+    cid: i64,
+    kind: i16,
+    header: &BlockHeader,
+    head: i64,
+    records: &Records,
+    now: i64,
+) -> Result<change_feed::ActiveModel, DbErr> {
+    let mut model = change_feed::ActiveModel::from(change_feed::Model {
+        id: 0,
+        chain_id: cid,
+        kind,
+        block_number: header.number as i64,
+        block_hash: lower0x(header.hash.as_slice()),
+        block_timestamp: header.timestamp as i64,
+        head_block: head,
+        records: to_json(records)?,
+        created_ms: now,
+    });
+    model.id = sea_orm::ActiveValue::NotSet;
+    Ok(model)
+}
+
+/// Inserts `rows` in order, a statement per row (their ids must follow their order).
+async fn insert<C: ConnectionTrait>(
+    txn: &C,
+    rows: Vec<change_feed::ActiveModel>,
+) -> Result<(), DbErr> {
+    for mut r in rows {
+        r.id = sea_orm::ActiveValue::NotSet;
+        change_feed::Entity::insert(r)
+            .exec_without_returning(txn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Deletes the chain's rows whose head lies below `below`, recording the last id deleted.
+async fn prune<C: ConnectionTrait>(txn: &C, cid: i64, below: u64) -> Result<(), DbErr> {
+    let last: Option<i64> = change_feed::Entity::find()
+        .select_only()
+        .column_as(Expr::col(change_feed::Column::Id).max(), "m")
+        .filter(change_feed::Column::ChainId.eq(cid))
+        .filter(change_feed::Column::HeadBlock.lt(below as i64))
+        .into_tuple::<Option<i64>>()
+        .one(txn)
+        .await?
+        .flatten();
+    let Some(last) = last else {
+        return Ok(());
+    };
+    change_feed::Entity::delete_many()
+        .filter(change_feed::Column::ChainId.eq(cid))
+        .filter(change_feed::Column::Id.lte(last))
+        .exec(txn)
+        .await?;
+    let model = setting::ActiveModel::from(setting::Model {
+        name: pruned_key(cid),
+        value: last.to_string(),
+    });
+    setting::Entity::insert(model)
+        .on_conflict(
+            sea_orm::sea_query::OnConflict::column(setting::Column::Name)
+                .update_column(setting::Column::Value)
+                .to_owned(),
+        )
+        .exec_without_returning(txn)
+        .await?;
+    Ok(())
+}
