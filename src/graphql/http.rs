@@ -184,10 +184,7 @@ async fn query_string(
 }
 
 /// The base URL of preview links (`Nft.media`) for this request.
-pub(super) fn media_base(
-    state: &AppState,
-    headers: &HeaderMap,
-) -> crate::graphql::objects::media::MediaBase {
+fn media_base(state: &AppState, headers: &HeaderMap) -> crate::graphql::objects::media::MediaBase {
     crate::graphql::objects::media::MediaBase(crate::app::preview_base(state, headers))
 }
 

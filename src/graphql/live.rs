@@ -91,7 +91,9 @@ async fn connection_data(
     let mut data = Data::default();
     data.insert(caller);
     data.insert(state.live.clone());
-    data.insert(super::http::media_base(&state, &headers));
+    data.insert(super::objects::media::MediaBase(crate::app::preview_base(
+        &state, &headers,
+    )));
     data.insert(state.ops.options().chain_reads.clone());
     Ok(data)
 }

@@ -71,6 +71,34 @@ fn env_key(chain: Chain) -> String {
 }
 
 impl IndexerArgs {
+    /// One chain's settings from these flags.
+    fn chain_config(&self, chain: Chain, url: String, start: Option<u64>) -> ChainConfig {
+        let mut cfg = ChainConfig::new(chain, url);
+        cfg.start_block = start;
+        cfg.confirmations = self.confirmations;
+        cfg.max_reorg_depth = self.max_reorg_depth;
+        cfg.poll_interval = Duration::from_millis(self.poll_interval_ms.max(10));
+        if let Some(limit) = self.max_log_range {
+            cfg.max_range = limit;
+            cfg.initial_range = cfg.initial_range.min(limit);
+        }
+        cfg.provider = ProviderProfile {
+            max_rps: self.rpc_max_rps,
+            concurrency: self.rpc_concurrency,
+            max_log_range: self.max_log_range,
+        };
+        cfg.request_timeout = Duration::from_secs(self.rpc_timeout_secs.max(1));
+        cfg.history_workers = self.history_workers;
+        cfg.history_slice = Duration::from_secs(self.history_slice_secs.max(1));
+        cfg.history_attempts = self.history_attempts;
+        cfg.feed_retention =
+            (self.feed_retention_blocks > 0).then_some(crate::store::feed::Retention {
+                blocks: self.feed_retention_blocks,
+            });
+        cfg.history_retry_after = Duration::from_secs(self.history_retry_secs);
+        cfg
+    }
+
     /// The configuration, or a message naming the bad value.
     pub fn config(&self) -> Result<IndexerConfig, String> {
         let mut rpcs: Vec<(Chain, String)> = Vec::new();
@@ -124,30 +152,8 @@ impl IndexerArgs {
         let chains = rpcs
             .into_iter()
             .map(|(chain, url)| {
-                let mut cfg = ChainConfig::new(chain, url);
-                cfg.start_block = starts.iter().find(|(c, _)| *c == chain).map(|(_, n)| *n);
-                cfg.confirmations = self.confirmations;
-                cfg.max_reorg_depth = self.max_reorg_depth;
-                cfg.poll_interval = Duration::from_millis(self.poll_interval_ms.max(10));
-                if let Some(limit) = self.max_log_range {
-                    cfg.max_range = limit;
-                    cfg.initial_range = cfg.initial_range.min(limit);
-                }
-                cfg.provider = ProviderProfile {
-                    max_rps: self.rpc_max_rps,
-                    concurrency: self.rpc_concurrency,
-                    max_log_range: self.max_log_range,
-                };
-                cfg.request_timeout = Duration::from_secs(self.rpc_timeout_secs.max(1));
-                cfg.history_workers = self.history_workers;
-                cfg.history_slice = Duration::from_secs(self.history_slice_secs.max(1));
-                cfg.history_attempts = self.history_attempts;
-                cfg.feed_retention =
-                    (self.feed_retention_blocks > 0).then_some(crate::store::feed::Retention {
-                        blocks: self.feed_retention_blocks,
-                    });
-                cfg.history_retry_after = Duration::from_secs(self.history_retry_secs);
-                cfg
+                let start = starts.iter().find(|(c, _)| *c == chain).map(|(_, n)| *n);
+                self.chain_config(chain, url, start)
             })
             .collect();
         Ok(IndexerConfig {

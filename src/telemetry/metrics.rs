@@ -198,6 +198,13 @@ fn describe() {
         REPLICA_LAG,
         "Seconds the read replica was behind the primary at the last check."
     );
+    describe_live();
+    describe_gauge!(BUILD_INFO, "Always 1; the version is a label.");
+    gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
+}
+
+/// The series of live changes.
+fn describe_live() {
     describe_gauge!(LIVE_SUBSCRIPTIONS, "Subscriptions open in this process.");
     describe_counter!(LIVE_DELIVERED, "Changes sent to subscribers.");
     describe_histogram!(
@@ -209,8 +216,6 @@ fn describe() {
         "Change feed rows a subscriber still had to read when it last read."
     );
     describe_counter!(LIVE_ENDED, "Subscriptions the server ended, by reason.");
-    describe_gauge!(BUILD_INFO, "Always 1; the version is a label.");
-    gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
 }
 
 /// Whether this process leads `chain`'s indexing.
