@@ -6,6 +6,7 @@
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
 import { GraphiQL } from 'graphiql';
 import { Kind, parse } from 'graphql';
+import { createClient } from 'graphql-ws';
 import { createElement } from 'react';
 import { createRoot } from 'react-dom/client';
 
@@ -47,7 +48,35 @@ function exampleTabs() {
 }
 
 const endpoint = new URL('/graphql', window.location.href).toString();
-const base = createGraphiQLFetcher({ url: endpoint, enableIncrementalDelivery: false });
+// Subscriptions go over a WebSocket to the same endpoint (graphql-transport-ws), the key in
+// connection_init's payload (a browser cannot set headers on a WebSocket).
+const wsEndpoint = endpoint.replace(/^http/, 'ws');
+
+// The operation `params` runs: the one named, or the only one.
+function operationOf(params) {
+  let operations;
+  try {
+    operations = parse(params.query).definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  } catch {
+    return undefined; // the server explains the syntax error
+  }
+  if (params.operationName) {
+    return operations.find((o) => o.name && o.name.value === params.operationName);
+  }
+  return operations.length === 1 ? operations[0] : undefined;
+}
+
+// The fetcher for `key`: queries over HTTP, subscriptions over a WebSocket opened on first use
+// (its changes arrive as an async iterable, which GraphiQL shows as they come).
+function baseFetcher(key) {
+  const http = createGraphiQLFetcher({ url: endpoint, enableIncrementalDelivery: false });
+  let ws;
+  return (params, opts) => {
+    if (operationOf(params)?.operation !== 'subscription') return http(params, opts);
+    ws ??= createClient({ url: wsEndpoint, lazy: true, connectionParams: { 'X-API-Key': key } });
+    return ws.iterate(params);
+  };
+}
 
 // GraphiQL 4 may send the operation name of the tab shown before (switch tabs, run: "Unknown
 // operation named ...", graphql/graphiql#3632). When the document has no operation of that
@@ -71,6 +100,7 @@ function withOperationName(params) {
 // Adds the key from the box unless the Headers tab already sets one; with no key at all it
 // answers with an error itself instead of sending a request bound to fail.
 function makeFetcher(key) {
+  const base = baseFetcher(key);
   return (params, opts) => {
     const headers = { ...(opts && opts.headers) };
     const hasKey = Object.keys(headers).some((h) => h.toLowerCase() === 'x-api-key');

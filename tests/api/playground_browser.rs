@@ -2,8 +2,9 @@
 //! assets itself, and a real browser uses it.
 //!
 //! - [`playground_runs_the_examples_in_chromium`]: headless Chromium, driven by
-//!   `tests/browser/playground.mjs` (playwright-core), types the key, opens the docs, runs both
-//!   example tabs against the demo data and fails on any request to another host or any failed
+//!   `tests/browser/playground.mjs` (playwright-core), types the key, opens the docs, runs
+//!   every example tab against the demo data (the subscription tab over a WebSocket, on blocks
+//!   this test writes through the live indexer's write path meanwhile) and fails on any request to another host or any failed
 //!   request. It saves `target/playground.png`.
 //! - [`playground_assets_are_served_by_tokenql`]: content types, cache headers, and the `?v=`
 //!   stamps of the page's asset links matching the assets served.
@@ -103,6 +104,65 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     Some((be(&bytes[16..20]), be(&bytes[20..24])))
 }
 
+/// Writes a block with one ERC20 transfer every 300 ms above the demo's indexed head, through
+/// the live indexer's write path (so with its change feed rows), until aborted.
+async fn live_blocks(db: sea_orm::DatabaseConnection) {
+    use alloy::primitives::B256;
+    use sea_orm::EntityTrait;
+    use tokenql::decode::{Erc20Move, EventMeta};
+    use tokenql::store::{Batch, BlockHeader, Checkpoint};
+    use tokenql::types::{Address, Chain, Uint256};
+
+    let state = tokenql::entity::chain_state::Entity::find_by_id(Chain::ETH.db_id())
+        .one(&db)
+        .await
+        .expect("chain_state")
+        .expect("the demo's checkpoint");
+    let start = u64::try_from(state.start_block.unwrap_or(0)).expect("start block");
+    let mut n = u64::try_from(state.indexed_block.expect("indexed")).expect("indexed") + 1;
+    let word = |tag: u8, n: u64| {
+        let mut b = [tag; 32];
+        b[24..].copy_from_slice(&n.to_be_bytes());
+        b
+    };
+    loop {
+        let hash = B256::from(word(0xb1, n));
+        let batch = Batch {
+            blocks: vec![BlockHeader {
+                number: n,
+                hash,
+                parent_hash: None,
+                timestamp: 1_800_000_000 + n,
+            }],
+            erc20: vec![Erc20Move {
+                meta: EventMeta {
+                    contract: Address::from_word(&word(0, 7)),
+                    block_number: n,
+                    block_hash: hash,
+                    transaction_hash: B256::from(word(0x7a, n)),
+                    transaction_index: 0,
+                    log_index: 0,
+                },
+                from: Address::from_word(&word(0, 8)),
+                to: Address::from_word(&word(0, 9)),
+                value: Uint256::from_u64(n),
+            }],
+            checkpoint: Some(Checkpoint {
+                start_block: start,
+                indexed_block: Some(n),
+                head_block: n,
+            }),
+            feed: Some(Default::default()),
+            ..Default::default()
+        };
+        tokenql::store::write_batch(&db, Chain::ETH, &batch)
+            .await
+            .expect("write a live block");
+        n += 1;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn playground_runs_the_examples_in_chromium() {
     require_tools(&["tests/browser"], true);
@@ -115,6 +175,9 @@ async fn playground_runs_the_examples_in_chromium() {
     let log = target.join("playground-browser.log");
     let _ = fs::remove_file(&shot);
 
+    // The subscription tab's changes: a block of one transfer every 300 ms, written as the live
+    // indexer writes them, while the browser runs.
+    let writer = tokio::spawn(live_blocks(app.db.clone()));
     let mut cmd = Command::new("node");
     cmd.arg(root().join("tests/browser/playground.mjs"))
         .arg(&app.base)
@@ -125,6 +188,7 @@ async fn playground_runs_the_examples_in_chromium() {
     let (ok, output) = tokio::task::spawn_blocking(move || run_logged(cmd, &log, BROWSER_BUDGET))
         .await
         .expect("the browser thread panicked");
+    writer.abort();
     assert!(ok, "the browser test failed:\n{output}");
 
     let png =

@@ -1,7 +1,8 @@
 // Opens tokenql's GraphiQL playground in headless Chromium and uses it as a person would:
 // types the API key, checks the docs explorer (fed by introspection), runs every preloaded
 // example query (the flat questions and the walks of the graph) and waits for its data in the
-// result pane, then saves a screenshot; last,
+// result pane (the subscription tab: the live changes the test's server writes meanwhile,
+// over a WebSocket), then saves a screenshot; last,
 // opens the link with the key in its fragment (as `serve --demo` prints it) in a fresh profile.
 //
 //   node playground.mjs BASE_URL API_KEY SCREENSHOT.png
@@ -74,7 +75,33 @@ const EXAMPLES = [
   ['WalletGraph', ['wallet', 'nftCollections'], ['"SYNCED"', '"node"']],
   ['TokenTransfers', ['token', 'transfers'], ['"Tether USD"', '"valueDecimal"']],
   ['NftGraph', ['nftCollection', 'nfts'], ['"SYNCED"', '"node"']],
+  ['LiveTransfers', null, ['"ADDED"', '"position"']],
 ];
+
+// Runs the active tab's subscription: a WebSocket to /graphql carrying the key in
+// connection_init, and the changes the test's server writes meanwhile in the result pane.
+async function runSubscriptionTab(page, operationName, needles) {
+  const socket = page.waitForEvent('websocket', { timeout: STEP_MS });
+  socket.catch(() => {});
+  await page.locator('.graphiql-execute-button').click();
+  const ws = await guard(socket);
+  if (ws.url() !== new URL('/graphql', base).toString().replace(/^http/, 'ws')) {
+    throw new Error(`${operationName}: the WebSocket went to ${ws.url()}`);
+  }
+  const init = await guard(
+    ws.waitForEvent('framesent', {
+      predicate: (f) => String(f.payload).includes('connection_init'),
+      timeout: STEP_MS,
+    }),
+  );
+  if (!String(init.payload).includes(apiKey)) {
+    throw new Error(`${operationName}: connection_init without the key: ${init.payload}`);
+  }
+  await waitForText(page, '.graphiql-response', needles, `${operationName} result`);
+  // Stop it (the execute button stops a running subscription).
+  await page.locator('.graphiql-execute-button').click();
+  log(`${operationName}: live changes over a WebSocket, shown in the result pane`);
+}
 
 // Runs the query of the active tab and checks both the HTTP answer and the result pane.
 async function runActiveTab(page, operationName, path, needles) {
@@ -192,7 +219,8 @@ try {
   if (count !== EXAMPLES.length) throw new Error(`expected ${EXAMPLES.length} example tabs, found ${count}`);
   for (const [i, [operation, path, needles]] of EXAMPLES.entries()) {
     if (i > 0) await tabs.nth(i).locator('.graphiql-tab-button').click();
-    await runActiveTab(page, operation, path, needles);
+    if (path === null) await runSubscriptionTab(page, operation, needles);
+    else await runActiveTab(page, operation, path, needles);
   }
 
   // Coming back: the key is still in the box and sent at once, the tabs are the same.
