@@ -48,6 +48,9 @@ struct Args {
     /// Rounds (each handler once per round, alternating which goes first).
     #[arg(long, default_value_t = 4)]
     rounds: usize,
+    /// (passed by `cargo bench`; ignored)
+    #[arg(long, hide = true)]
+    bench: bool,
 }
 
 const WALLET: &str = "0x430d5dde0cd48989737a95b4c46e1801a9a08531";

@@ -56,6 +56,9 @@ struct Args {
     /// Milliseconds between blocks.
     #[arg(long, default_value_t = 200)]
     spacing_ms: u64,
+    /// (passed by `cargo bench`; ignored)
+    #[arg(long, hide = true)]
+    bench: bool,
 }
 
 const QUERY: &str =
@@ -199,9 +202,10 @@ async fn measure(
         }
         for (b, at) in &committed {
             let arrived = got.data.iter().find(|(_, d)| {
-                d["erc20Transfers"]["transfer"]["blockNumber"]
-                    .as_str()
+                let n = &d["erc20Transfers"]["transfer"]["blockNumber"];
+                n.as_str()
                     .and_then(|v| v.parse::<u64>().ok())
+                    .or_else(|| n.as_u64())
                     == Some(*b)
             });
             if let Some((t, _)) = arrived {

@@ -14,10 +14,40 @@ use futures_util::Stream;
 use tokio::sync::watch;
 
 use crate::query::changes::{Change, ChangeKind, Changes, Position, Watch, Watched};
+use crate::query::feed::FeedRow;
 use crate::query::{QueryError, QueryService};
 use crate::store::feed::appended_here;
 use crate::telemetry::metrics;
 use crate::types::Chain;
+
+/// The most recent feed rows a poller keeps for the subscriptions of its process.
+const KEPT_ROWS: usize = 256;
+
+/// What a chain's poller last read: every feed row with an id in `(from, last]`, in order (the
+/// newest [`KEPT_ROWS`] of them), so that subscriptions at the tail read them from memory: one
+/// database read per new block for the whole process, not one per subscription.
+#[derive(Debug, Default)]
+pub struct Tail {
+    /// The id below the first row kept.
+    from: i64,
+    /// The last id read.
+    last: i64,
+    rows: VecDeque<Arc<FeedRow>>,
+}
+
+impl Tail {
+    /// The kept rows after `after`, if the kept rows reach back to it.
+    fn after(&self, after: i64, limit: usize) -> Option<Vec<Arc<FeedRow>>> {
+        (after >= self.from).then(|| {
+            self.rows
+                .iter()
+                .filter(|r| r.id > after)
+                .take(limit)
+                .cloned()
+                .collect()
+        })
+    }
+}
 
 /// Settings of live changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +99,7 @@ pub struct Live {
 struct Inner {
     service: QueryService,
     options: LiveOptions,
-    tails: Mutex<HashMap<Chain, watch::Receiver<i64>>>,
+    tails: Mutex<HashMap<Chain, watch::Receiver<Arc<Tail>>>>,
     open: Mutex<HashMap<i32, usize>>,
 }
 
@@ -172,12 +202,12 @@ impl Live {
 
     /// The chain's last feed id as this process last saw it, starting the chain's poller on
     /// first use.
-    fn tail(&self, chain: Chain) -> watch::Receiver<i64> {
+    fn tail(&self, chain: Chain) -> watch::Receiver<Arc<Tail>> {
         let mut tails = self.inner.tails.lock().unwrap_or_else(|e| e.into_inner());
         tails
             .entry(chain)
             .or_insert_with(|| {
-                let (tx, rx) = watch::channel(0);
+                let (tx, rx) = watch::channel(Arc::new(Tail::default()));
                 tokio::spawn(poll(
                     self.inner.service.clone(),
                     chain,
@@ -190,16 +220,36 @@ impl Live {
     }
 }
 
-/// Keeps `tx` at the chain's last feed id.
-async fn poll(service: QueryService, chain: Chain, tx: watch::Sender<i64>, every: Duration) {
+/// Keeps `tx` at the chain's feed tail: the last id, and the newest rows read once for every
+/// subscription of the process.
+async fn poll(service: QueryService, chain: Chain, tx: watch::Sender<Arc<Tail>>, every: Duration) {
+    let mut tail = Tail::default();
+    match service.feed_bounds(chain).await {
+        Ok(b) => {
+            (tail.from, tail.last) = (b.last, b.last);
+            tx.send_replace(Arc::new(Tail {
+                from: b.last,
+                last: b.last,
+                rows: VecDeque::new(),
+            }));
+        }
+        Err(e) => tracing::warn!(%chain, error = %e, "reading the change feed's tail failed"),
+    }
     loop {
         let woken = appended_here().notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
-        match service.feed_bounds(chain).await {
-            Ok(b) => {
-                tx.send_if_modified(|v| std::mem::replace(v, b.last) != b.last);
+        match service.feed_after(chain, tail.last, KEPT_ROWS as u64).await {
+            Ok(rows) if !rows.is_empty() => {
+                keep(&mut tail, rows);
+                tx.send_replace(Arc::new(Tail {
+                    from: tail.from,
+                    last: tail.last,
+                    rows: tail.rows.clone(),
+                }));
+                continue;
             }
+            Ok(_) => {}
             Err(e) => tracing::warn!(%chain, error = %e, "reading the change feed's tail failed"),
         }
         tokio::select! {
@@ -209,11 +259,24 @@ async fn poll(service: QueryService, chain: Chain, tx: watch::Sender<i64>, every
     }
 }
 
+/// Adds `rows` (the next after `tail.last`) to the kept rows, dropping the oldest.
+fn keep(tail: &mut Tail, rows: Vec<FeedRow>) {
+    for row in rows {
+        tail.last = row.id;
+        tail.rows.push_back(Arc::new(row));
+    }
+    while tail.rows.len() > KEPT_ROWS {
+        if let Some(old) = tail.rows.pop_front() {
+            tail.from = old.id;
+        }
+    }
+}
+
 /// One subscription's reading state.
 struct Reading<T: Watched> {
     live: Live,
     chain: Chain,
-    tail: watch::Receiver<i64>,
+    tail: watch::Receiver<Arc<Tail>>,
     changes: Changes<T>,
     /// The last feed row read.
     last_id: i64,
@@ -258,18 +321,38 @@ impl<T: Watched> Reading<T> {
         }
     }
 
-    /// Reads the next rows into `ready`, waiting for the tail to move when there are none.
+    /// Reads the next rows into `ready` (from the poller's kept rows when they reach back to
+    /// this subscription's place, else from the database), waiting for the tail to move when
+    /// there are none.
     async fn read(&mut self) -> Result<(), LiveError> {
-        let service = &self.live.inner.service;
         let n = self.live.inner.options.read_rows;
-        let rows = service.feed_after(self.chain, self.last_id, n).await?;
-        let Some(first) = rows.first() else {
+        let tail = self.tail.borrow_and_update().clone();
+        if tail.last <= self.last_id {
             // Nothing new: wait for the poller (or a while, should it have stopped).
             let poll = self.live.inner.options.poll;
             let _ = tokio::time::timeout(poll * 4, self.tail.changed()).await;
             return Ok(());
+        }
+        let rows = match tail.after(self.last_id, n as usize) {
+            Some(rows) => rows,
+            None => self.read_stored(n).await?,
         };
-        if first.id > self.last_id + 1 {
+        for row in &rows {
+            self.apply(row);
+        }
+        metrics::live_behind(self.chain, (tail.last - self.last_id).max(0));
+        Ok(())
+    }
+
+    /// Reads up to `n` rows after this subscription's place from the database; a gap that
+    /// pruning made ends the subscription.
+    async fn read_stored(&mut self, n: u64) -> Result<Vec<Arc<FeedRow>>, LiveError> {
+        let service = &self.live.inner.service;
+        let rows = service.feed_after(self.chain, self.last_id, n).await?;
+        if rows
+            .first()
+            .is_some_and(|first| first.id > self.last_id + 1)
+        {
             let bounds = service.feed_bounds(self.chain).await?;
             if bounds.pruned_through > self.last_id {
                 let gone = Position {
@@ -280,20 +363,20 @@ impl<T: Watched> Reading<T> {
                 return Err(LiveError::Gone(gone.encode()));
             }
         }
-        let tail = *self.tail.borrow();
-        for row in &rows {
-            let mut made = self.changes.apply(row);
-            if let Some((skip_row, count)) = self.skip {
-                if skip_row == row.id {
-                    made.drain(..count.min(made.len()));
-                    self.skip = None;
-                }
+        Ok(rows.into_iter().map(Arc::new).collect())
+    }
+
+    /// The changes of `row`, less those delivered before a resume.
+    fn apply(&mut self, row: &FeedRow) {
+        let mut made = self.changes.apply(row);
+        if let Some((skip_row, count)) = self.skip {
+            if skip_row == row.id {
+                made.drain(..count.min(made.len()));
+                self.skip = None;
             }
-            self.ready.extend(made);
-            self.last_id = row.id;
         }
-        metrics::live_behind(self.chain, (tail - self.last_id).max(0));
-        Ok(())
+        self.ready.extend(made);
+        self.last_id = row.id;
     }
 }
 
