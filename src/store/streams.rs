@@ -376,8 +376,8 @@ pub async fn remove_addresses<C: ConnectionTrait>(
     Ok(())
 }
 
-/// Up to `limit` of the stream's addresses after `after` (all with `u64::MAX`), in order, and
-/// how many it holds.
+/// Up to `limit` of the stream's addresses after `after` (`u64::MAX`: all), in order, and how
+/// many it holds.
 pub async fn addresses<C: ConnectionTrait>(
     db: &C,
     id: &str,
@@ -388,9 +388,11 @@ pub async fn addresses<C: ConnectionTrait>(
     if let Some(a) = after {
         q = q.filter(stream_address::Column::Address.gt(a));
     }
+    let mut q = q.order_by_asc(stream_address::Column::Address);
+    if limit < u64::MAX {
+        q = q.limit(limit);
+    }
     let page = q
-        .order_by_asc(stream_address::Column::Address)
-        .limit(limit)
         .all(db)
         .await?
         .into_iter()
