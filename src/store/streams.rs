@@ -392,12 +392,7 @@ pub async fn addresses<C: ConnectionTrait>(
     if limit < u64::MAX {
         q = q.limit(limit);
     }
-    let page = q
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|r| r.address)
-        .collect();
+    let page = q.all(db).await?.into_iter().map(|r| r.address).collect();
     let total = stream_address::Entity::find()
         .filter(stream_address::Column::StreamId.eq(id))
         .count(db)

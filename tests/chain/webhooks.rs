@@ -42,8 +42,21 @@ impl Serve {
         let rpc = format!("eth={rpc}");
         let confirmations = CONFIRMATIONS.to_string();
         let mut child = Command::new(pinned_binary())
-            .args(["serve", "--bind", "127.0.0.1:0", "--offchain-workers", "false"])
-            .args(["--rpc", &rpc, "--start-block", "eth=0", "--leader-lease-ms", "300"])
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--offchain-workers",
+                "false",
+            ])
+            .args([
+                "--rpc",
+                &rpc,
+                "--start-block",
+                "eth=0",
+                "--leader-lease-ms",
+                "300",
+            ])
             .args(["--webhook-confirmations", &confirmations])
             .args(["--webhook-lease-ms", "400", "--webhook-retry-ms", "100"])
             .env("DATABASE_URL", &app.db_url)
@@ -131,10 +144,15 @@ async fn truth(chain: &Anvil, contract: &str, watched: &BTreeSet<String>) -> BTr
         .iter()
         .filter(|l| {
             let t = l["topics"].as_array().expect("topics");
-            watched.contains(contract) || watched.contains(&word(&t[1])) || watched.contains(&word(&t[2]))
+            watched.contains(contract)
+                || watched.contains(&word(&t[1]))
+                || watched.contains(&word(&t[2]))
         })
         .map(|l| {
-            let index = l["logIndex"].as_str().expect("index").trim_start_matches("0x");
+            let index = l["logIndex"]
+                .as_str()
+                .expect("index")
+                .trim_start_matches("0x");
             (
                 l["blockHash"].as_str().expect("hash").to_string(),
                 u64::from_str_radix(index, 16).expect("hex"),
@@ -174,12 +192,23 @@ fn deduplicated(bodies: &[Value]) -> [BTreeSet<Key>; 3] {
         let lists = if removed { &b["removed"] } else { b };
         for field in ["erc20Transfers", "nftTransfers"] {
             for t in lists[field].as_array().expect("a list") {
-                let index: u64 = t["logIndex"].as_str().expect("logIndex").parse().expect("n");
-                assert!(out[slot].insert((key.1.clone(), index)), "twice in one slot: {t}");
+                let index: u64 = t["logIndex"]
+                    .as_str()
+                    .expect("logIndex")
+                    .parse()
+                    .expect("n");
+                assert!(
+                    out[slot].insert((key.1.clone(), index)),
+                    "twice in one slot: {t}"
+                );
             }
         }
         if removed {
-            assert_eq!(b["erc20Transfers"], json!([]), "a removal lists nothing as added");
+            assert_eq!(
+                b["erc20Transfers"],
+                json!([]),
+                "a removal lists nothing as added"
+            );
             assert_eq!(b["confirmed"], false, "a removal is unconfirmed");
         }
     }
@@ -188,7 +217,14 @@ fn deduplicated(bodies: &[Value]) -> [BTreeSet<Key>; 3] {
 
 /// Checks the shape of a delivery against Moralis's `IWebhook`.
 fn check_shape(b: &Value) {
-    for field in ["logs", "txs", "txsInternal", "abi", "erc20Approvals", "nftTokenApprovals"] {
+    for field in [
+        "logs",
+        "txs",
+        "txsInternal",
+        "abi",
+        "erc20Approvals",
+        "nftTokenApprovals",
+    ] {
         assert!(b[field].is_array(), "{field}: {b}");
     }
     assert!(b["nftApprovals"]["ERC721"].is_array() && b["nftApprovals"]["ERC1155"].is_array());
@@ -197,7 +233,14 @@ fn check_shape(b: &Value) {
     assert!(b["retries"].is_u64() && b["block"]["number"].is_string());
     assert!(b["block"]["timestamp"].is_string());
     for t in b["erc20Transfers"].as_array().expect("list") {
-        for f in ["transactionHash", "logIndex", "contract", "from", "to", "value"] {
+        for f in [
+            "transactionHash",
+            "logIndex",
+            "contract",
+            "from",
+            "to",
+            "value",
+        ] {
             assert!(t[f].is_string(), "{f}: {t}");
         }
         assert_eq!(t["tokenSymbol"], "ALP", "{t}");
@@ -233,7 +276,9 @@ async fn traffic(chain: &Anvil, tok: &str, nft: &str, r: u64) {
         amount: u(r),
     });
     chain.send(sender, tok, pay).await;
-    let to: Vec<_> = (0..3).map(|i| addr(&a[((i + r) % 20 + 2) as usize])).collect();
+    let to: Vec<_> = (0..3)
+        .map(|i| addr(&a[((i + r) % 20 + 2) as usize]))
+        .collect();
     chain
         .send(sender, tok, calldata(sprayCall { to, amount: u(3) }))
         .await;
@@ -248,27 +293,71 @@ async fn traffic(chain: &Anvil, tok: &str, nft: &str, r: u64) {
 /// Management routes: bad input is a 400 naming the field, another key sees no stream.
 async fn check_management(app: &TestApp, base: &str, id: &str) {
     let k = &app.key;
-    let (s, v) = call(base, k, "PUT", "/streams/evm", json!({"webhookUrl": "http://x/h",
-        "chainIds": ["0x1"], "topic0": ["Approval(address,address,uint256)"]})).await;
+    let (s, v) = call(
+        base,
+        k,
+        "PUT",
+        "/streams/evm",
+        json!({"webhookUrl": "http://x/h",
+        "chainIds": ["0x1"], "topic0": ["Approval(address,address,uint256)"]}),
+    )
+    .await;
     assert_eq!(s, 400, "{v}");
-    assert!(v["message"].as_str().is_some_and(|m| m.starts_with("topic0:")), "{v}");
-    let (s, v) = call(base, k, "PUT", "/streams/evm", json!({"webhookUrl": "http://x/h",
-        "chainIds": ["0x1"], "includeNativeTxs": true})).await;
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("topic0:")),
+        "{v}"
+    );
+    let (s, v) = call(
+        base,
+        k,
+        "PUT",
+        "/streams/evm",
+        json!({"webhookUrl": "http://x/h",
+        "chainIds": ["0x1"], "includeNativeTxs": true}),
+    )
+    .await;
     assert_eq!(s, 400, "{v}");
-    let (s, _) = call(base, k, "GET", "/streams/evm/00000000-0000-4000-8000-000000000000", Value::Null).await;
+    let (s, _) = call(
+        base,
+        k,
+        "GET",
+        "/streams/evm/00000000-0000-4000-8000-000000000000",
+        Value::Null,
+    )
+    .await;
     assert_eq!(s, 404);
     let (_, other) = tokenql::keys::create(&app.db, "other").await.expect("key");
-    let (s, _) = call(base, &other, "GET", &format!("/streams/evm/{id}"), Value::Null).await;
+    let (s, _) = call(
+        base,
+        &other,
+        "GET",
+        &format!("/streams/evm/{id}"),
+        Value::Null,
+    )
+    .await;
     assert_eq!(s, 404, "a stream is visible to its own key only");
     let (s, v) = call(base, k, "GET", "/streams/evm?limit=10", Value::Null).await;
     assert_eq!((s, v["total"].clone()), (200, json!(1)), "{v}");
-    let (s, v) = call(base, k, "GET", &format!("/streams/evm/{id}/address?limit=100"), Value::Null).await;
+    let (s, v) = call(
+        base,
+        k,
+        "GET",
+        &format!("/streams/evm/{id}/address?limit=100"),
+        Value::Null,
+    )
+    .await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["total"], json!(9), "{v}");
 }
 
 /// Waits until the receiver holds `done`; `false` after `limit`.
-async fn until(receiver: &Receiver, limit: Duration, done: impl Fn(&[BTreeSet<Key>; 3]) -> bool) -> bool {
+async fn until(
+    receiver: &Receiver,
+    limit: Duration,
+    done: impl Fn(&[BTreeSet<Key>; 3]) -> bool,
+) -> bool {
     let deadline = Instant::now() + limit;
     loop {
         let (bodies, _) = receiver.snapshot();
@@ -286,27 +375,53 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
     let chain = Anvil::start(30, &[]).await;
     let app = common::spawn(backend).await;
     let a = chain.accounts.clone();
-    let tok = chain.deploy("TestToken", token_ctor("Alpha", "ALP", 18)).await;
-    let nft = chain.deploy("TestNFT", nft_ctor("Nifty", "NFT", "ipfs://base/")).await;
+    let tok = chain
+        .deploy("TestToken", token_ctor("Alpha", "ALP", 18))
+        .await;
+    let nft = chain
+        .deploy("TestNFT", nft_ctor("Nifty", "NFT", "ipfs://base/"))
+        .await;
     let log = std::env::temp_dir().join(format!("tq-webhooks-{}.log", std::process::id()));
     let mut serve = Serve::start(&app, &chain.url, &log);
     wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
     let (_, settings) = call(&serve.base, &app.key, "GET", "/settings", Value::Null).await;
-    let secret = settings["secretKey"].as_str().expect("a secret").to_string();
+    let secret = settings["secretKey"]
+        .as_str()
+        .expect("a secret")
+        .to_string();
     let receiver = Receiver::start(&secret).await;
-    let (s, stream) = call(&serve.base, &app.key, "PUT", "/streams/evm", json!({
-        "webhookUrl": receiver.url, "description": "test", "tag": "hooks", "chainIds": ["0x1"],
-        "topic0": ["Transfer(address,address,uint256)"], "includeContractLogs": false,
-    })).await;
+    let (s, stream) = call(
+        &serve.base,
+        &app.key,
+        "PUT",
+        "/streams/evm",
+        json!({
+            "webhookUrl": receiver.url, "description": "test", "tag": "hooks", "chainIds": ["0x1"],
+            "topic0": ["Transfer(address,address,uint256)"], "includeContractLogs": false,
+        }),
+    )
+    .await;
     assert_eq!(s, 200, "{stream}");
     let id = stream["id"].as_str().expect("id").to_string();
     let watched: BTreeSet<String> = a[1..=8].iter().cloned().collect();
     let list: Vec<&String> = watched.iter().collect();
-    let (s, v) = call(&serve.base, &app.key, "POST", &format!("/streams/evm/{id}/address"),
-        json!({"address": list})).await;
+    let (s, v) = call(
+        &serve.base,
+        &app.key,
+        "POST",
+        &format!("/streams/evm/{id}/address"),
+        json!({"address": list}),
+    )
+    .await;
     assert_eq!(s, 200, "{v}");
-    let (s, _) = call(&serve.base, &app.key, "POST", &format!("/streams/evm/{id}/address"),
-        json!({"address": a[20]})).await;
+    let (s, _) = call(
+        &serve.base,
+        &app.key,
+        "POST",
+        &format!("/streams/evm/{id}/address"),
+        json!({"address": a[20]}),
+    )
+    .await;
     assert_eq!(s, 200);
     let mut watched = watched;
     watched.insert(a[20].clone());
@@ -325,7 +440,9 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
         if step == 3 {
             // The NFT mint's block is replaced (a 1-block reorg).
             wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
-            chain.reorg(1, json!([replacement(&a[2], &tok, &a[9], 7, 0)])).await;
+            chain
+                .reorg(1, json!([replacement(&a[2], &tok, &a[9], 7, 0)]))
+                .await;
         }
         if step == 6 {
             receiver.set_down(true);
@@ -337,7 +454,13 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
         if step == 9 {
             wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
             chain
-                .reorg(5, json!([replacement(&a[3], &tok, &a[8], 5, 1), replacement(&a[4], &tok, &a[1], 6, 3)]))
+                .reorg(
+                    5,
+                    json!([
+                        replacement(&a[3], &tok, &a[8], 5, 1),
+                        replacement(&a[4], &tok, &a[1], 6, 3)
+                    ]),
+                )
                 .await;
         }
         chain.mine(1).await;
@@ -348,7 +471,11 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
 
     let mut want = truth(&chain, &tok, &watched).await;
     want.extend(truth(&chain, &nft, &watched).await);
-    assert!(want.len() > 40, "traffic touched the watched wallets: {}", want.len());
+    assert!(
+        want.len() > 40,
+        "traffic touched the watched wallets: {}",
+        want.len()
+    );
     let settled = |[_, confirmed, _]: &[BTreeSet<Key>; 3]| want.is_subset(confirmed);
     if !until(&receiver, Duration::from_secs(60), settled).await {
         let (bodies, _) = receiver.snapshot();
@@ -356,7 +483,11 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
         panic!(
             "deliveries did not settle: {} bodies; unconfirmed {} confirmed {} removed {}; \
              want {}, missing confirmed {:?}\n{}",
-            bodies.len(), u.len(), c.len(), r.len(), want.len(),
+            bodies.len(),
+            u.len(),
+            c.len(),
+            r.len(),
+            want.len(),
             want.difference(&c).collect::<Vec<_>>(),
             crate::support::indexer::process::tail(&log)
         );
@@ -364,20 +495,49 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (bodies, bad) = receiver.snapshot();
     assert_eq!(bad, 0, "every signature verified");
-    assert!(receiver.refused() > 0, "the receiver was down while deliveries were due");
-    assert!(bodies.iter().any(|b| b["retries"].as_u64() > Some(0)), "retries counted");
+    assert!(
+        receiver.refused() > 0,
+        "the receiver was down while deliveries were due"
+    );
+    assert!(
+        bodies.iter().any(|b| b["retries"].as_u64() > Some(0)),
+        "retries counted"
+    );
     bodies.iter().for_each(check_shape);
     let [unconfirmed, confirmed, removed] = deduplicated(&bodies);
-    assert!(want.is_subset(&unconfirmed), "missing unconfirmed: {:?}", want.difference(&unconfirmed).collect::<Vec<_>>());
+    assert!(
+        want.is_subset(&unconfirmed),
+        "missing unconfirmed: {:?}",
+        want.difference(&unconfirmed).collect::<Vec<_>>()
+    );
     let extra: BTreeSet<Key> = unconfirmed.difference(&want).cloned().collect();
     assert!(!extra.is_empty(), "the reorgs removed delivered transfers");
-    assert_eq!(extra, removed, "exactly the delivered transfers the reorgs took away are removed");
+    assert_eq!(
+        extra, removed,
+        "exactly the delivered transfers the reorgs took away are removed"
+    );
     let confirmed_extra: BTreeSet<Key> = confirmed.difference(&want).cloned().collect();
-    assert!(confirmed_extra.is_subset(&removed), "confirmed and not on the chain: only what the 5-block reorg removed");
-    assert!(!confirmed_extra.is_empty(), "the 5-block reorg removed confirmed transfers");
-    let (s, v) = call(&serve.base, &app.key, "GET", &format!("/streams/evm/{id}"), Value::Null).await;
+    assert!(
+        confirmed_extra.is_subset(&removed),
+        "confirmed and not on the chain: only what the 5-block reorg removed"
+    );
+    assert!(
+        !confirmed_extra.is_empty(),
+        "the 5-block reorg removed confirmed transfers"
+    );
+    let (s, v) = call(
+        &serve.base,
+        &app.key,
+        "GET",
+        &format!("/streams/evm/{id}"),
+        Value::Null,
+    )
+    .await;
     assert_eq!((s, v["status"].clone()), (200, json!("active")), "{v}");
-    assert_eq!(signature_of(&stringify("{\"a\": 1}"), "s"), signature_of("{\"a\":1}", "s"));
+    assert_eq!(
+        signature_of(&stringify("{\"a\": 1}"), "s"),
+        signature_of("{\"a\":1}", "s")
+    );
     serve.kill();
     let _ = std::fs::remove_file(&log);
     app.cleanup().await;
