@@ -26,6 +26,36 @@ use crate::webhooks::manage::{self, ManageError};
 use crate::webhooks::spec::{self, BadInput};
 use crate::webhooks::Sender;
 
+/// The documented operations: path, method, operation id (`tests/api/openapi_doc.rs` checks
+/// the document against them).
+pub const OPERATIONS: &[(&str, &str, &str)] = &[
+    ("/streams/evm", "put", "CreateStream"),
+    ("/streams/evm", "get", "GetStreams"),
+    ("/streams/evm/{id}", "get", "GetStream"),
+    ("/streams/evm/{id}", "post", "UpdateStream"),
+    ("/streams/evm/{id}", "delete", "DeleteStream"),
+    ("/streams/evm/{id}/status", "post", "UpdateStreamStatus"),
+    ("/streams/evm/{id}/address", "get", "GetAddresses"),
+    ("/streams/evm/{id}/address", "post", "AddAddressToStream"),
+    (
+        "/streams/evm/{id}/address",
+        "delete",
+        "DeleteAddressFromStream",
+    ),
+    (
+        "/streams/evm/{id}/block-to-webhook/{block}/{stream}",
+        "post",
+        "GetStreamBlockDataToWebhookByNumber",
+    ),
+    ("/settings", "get", "GetSettings"),
+    ("/settings", "post", "SetSettings"),
+];
+
+/// Whether a documented path is one of these routes (served at the root).
+pub fn at_root(path: &str) -> bool {
+    path.starts_with("/streams/") || path == "/settings"
+}
+
 /// The routes, to mount at the root behind API-key auth.
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -91,26 +121,29 @@ fn stream_id(path: Result<Path<String>, PathRejection>) -> Result<String, ApiErr
     manage::parse_stream_id(&raw, "id").map_err(bad)
 }
 
-/// `limit` and `cursor` of a list.
+/// `limit` and `cursor` of a list, read through the route's table.
 fn page(raw: Option<&str>) -> Result<(u64, Option<String>), ApiError> {
-    let mut limit = None;
-    let mut cursor = None;
-    for (k, v) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
-        match k.as_ref() {
-            "limit" => limit = Some(v.into_owned()),
-            "cursor" if !v.is_empty() => cursor = Some(v.into_owned()),
-            _ => {}
-        }
-    }
-    let limit = manage::page_limit(limit.as_deref()).map_err(bad)?;
-    Ok((limit, cursor))
+    let p = super::params::RawParams::read(super::spec::STREAMS_PAGE, raw);
+    Ok((p.page_size()?.get(), p.cursor()?))
 }
 
 fn ok<T: Serialize>(context: &'static str, r: Result<T, ManageError>) -> Answer<T> {
     r.map(Json).map_err(|e| failed(context, e))
 }
 
-async fn create(
+#[utoipa::path(
+    put,
+    path = "/streams/evm",
+    operation_id = "CreateStream",
+    tag = "Streams",
+    summary = "Create stream",
+    description = "Creates a stream of the caller's key: a webhook URL, chains, the transfer events delivered. It delivers the chains' transfers of the stream's addresses from now on (add them with `AddAddressToStream`), signed with the key's secret (`GetSettings`). tokenql indexes token transfer events only: other events, native or internal transactions and balances are a 400.",
+    request_body = crate::webhooks::spec::StreamInput,
+    responses(
+        (status = 200, description = "The stream made.", body = crate::webhooks::spec::StreamView),
+    ),
+)]
+pub(super) async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     bytes: Bytes,
@@ -122,7 +155,21 @@ async fn create(
     )
 }
 
-async fn list(
+#[utoipa::path(
+    get,
+    path = "/streams/evm",
+    operation_id = "GetStreams",
+    tag = "Streams",
+    summary = "Get streams",
+    description = "The caller's streams, by id; pass `cursor` to get the next page.",
+    params(
+        super::spec::StreamsPage,
+    ),
+    responses(
+        (status = 200, description = "A page of streams.", body = crate::webhooks::manage::StreamPage),
+    ),
+)]
+pub(super) async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     RawQuery(raw): RawQuery,
@@ -132,7 +179,21 @@ async fn list(
     ok("list_streams", r)
 }
 
-async fn get_one(
+#[utoipa::path(
+    get,
+    path = "/streams/evm/{id}",
+    operation_id = "GetStream",
+    tag = "Streams",
+    summary = "Get stream",
+    description = "One stream of the caller's key (another key's is a 404).",
+    params(
+        ("id" = String, Path, description = "The stream id (36 characters)."),
+    ),
+    responses(
+        (status = 200, description = "The stream.", body = crate::webhooks::spec::StreamView),
+    ),
+)]
+pub(super) async fn get_one(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     path: Result<Path<String>, PathRejection>,
@@ -144,7 +205,22 @@ async fn get_one(
     )
 }
 
-async fn update(
+#[utoipa::path(
+    post,
+    path = "/streams/evm/{id}",
+    operation_id = "UpdateStream",
+    tag = "Streams",
+    summary = "Update stream",
+    description = "Changes the fields given; a chain added starts from now, a chain kept keeps its place.",
+    params(
+        ("id" = String, Path, description = "The stream id (36 characters)."),
+    ),
+    request_body = crate::webhooks::spec::StreamInput,
+    responses(
+        (status = 200, description = "The stream updated.", body = crate::webhooks::spec::StreamView),
+    ),
+)]
+pub(super) async fn update(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     path: Result<Path<String>, PathRejection>,
@@ -156,7 +232,21 @@ async fn update(
     ok("update_stream", r)
 }
 
-async fn delete(
+#[utoipa::path(
+    delete,
+    path = "/streams/evm/{id}",
+    operation_id = "DeleteStream",
+    tag = "Streams",
+    summary = "Delete stream",
+    description = "Deletes the stream, its addresses and its place in the change feed.",
+    params(
+        ("id" = String, Path, description = "The stream id (36 characters)."),
+    ),
+    responses(
+        (status = 200, description = "The stream as it was.", body = crate::webhooks::spec::StreamView),
+    ),
+)]
+pub(super) async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     path: Result<Path<String>, PathRejection>,
@@ -168,7 +258,22 @@ async fn delete(
     )
 }
 
-async fn set_status(
+#[utoipa::path(
+    post,
+    path = "/streams/evm/{id}/status",
+    operation_id = "UpdateStreamStatus",
+    tag = "Streams",
+    summary = "Update stream status",
+    description = "`active` or `paused`; `active` resumes a stream in `error` from the last delivery its receiver accepted.",
+    params(
+        ("id" = String, Path, description = "The stream id (36 characters)."),
+    ),
+    request_body = crate::webhooks::spec::StatusInput,
+    responses(
+        (status = 200, description = "The stream.", body = crate::webhooks::spec::StreamView),
+    ),
+)]
+pub(super) async fn set_status(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     path: Result<Path<String>, PathRejection>,
@@ -180,7 +285,22 @@ async fn set_status(
     ok("stream_status", r)
 }
 
-async fn addresses(
+#[utoipa::path(
+    get,
+    path = "/streams/evm/{id}/address",
+    operation_id = "GetAddresses",
+    tag = "Streams",
+    summary = "Get addresses by stream",
+    description = "The addresses the stream watches, in order; pass `cursor` to get the next page.",
+    params(
+        ("id" = String, Path, description = "The stream id (36 characters)."),
+        super::spec::StreamsPage,
+    ),
+    responses(
+        (status = 200, description = "A page of addresses.", body = crate::webhooks::manage::AddressPage),
+    ),
+)]
+pub(super) async fn addresses(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     path: Result<Path<String>, PathRejection>,
@@ -192,7 +312,22 @@ async fn addresses(
     ok("stream_addresses", r)
 }
 
-async fn add_addresses(
+#[utoipa::path(
+    post,
+    path = "/streams/evm/{id}/address",
+    operation_id = "AddAddressToStream",
+    tag = "Streams",
+    summary = "Add address to stream",
+    description = "Adds one address or a list: the stream delivers transfers from, to or of them.",
+    params(
+        ("id" = String, Path, description = "The stream id (36 characters)."),
+    ),
+    request_body = crate::webhooks::spec::AddressInput,
+    responses(
+        (status = 200, description = "The stream and the addresses added.", body = crate::webhooks::manage::AddressesChanged),
+    ),
+)]
+pub(super) async fn add_addresses(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     path: Result<Path<String>, PathRejection>,
@@ -204,7 +339,22 @@ async fn add_addresses(
     ok("add_stream_addresses", r)
 }
 
-async fn remove_addresses(
+#[utoipa::path(
+    delete,
+    path = "/streams/evm/{id}/address",
+    operation_id = "DeleteAddressFromStream",
+    tag = "Streams",
+    summary = "Delete address from stream",
+    description = "Removes one address or a list.",
+    params(
+        ("id" = String, Path, description = "The stream id (36 characters)."),
+    ),
+    request_body = crate::webhooks::spec::AddressInput,
+    responses(
+        (status = 200, description = "The stream and the addresses removed.", body = crate::webhooks::manage::AddressesChanged),
+    ),
+)]
+pub(super) async fn remove_addresses(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     path: Result<Path<String>, PathRejection>,
@@ -216,7 +366,23 @@ async fn remove_addresses(
     ok("remove_stream_addresses", r)
 }
 
-async fn replay(
+#[utoipa::path(
+    post,
+    path = "/streams/evm/{id}/block-to-webhook/{block}/{stream}",
+    operation_id = "GetStreamBlockDataToWebhookByNumber",
+    tag = "Streams",
+    summary = "Send a block to the webhook",
+    description = "Sends the stream's delivery of one block again, from the transfers the change feed keeps of it (`confirmed` when the block is buried under the chain's confirmations), and answers the body sent. The receiver's refusal is not an error of this call. The path's segments are, in order, the chain id, the block number and the stream id.",
+    params(
+        ("id" = String, Path, description = "The chain: a `0x` hex id or a name."),
+        ("block" = u64, Path, description = "The block number."),
+        ("stream" = String, Path, description = "The stream id."),
+    ),
+    responses(
+        (status = 200, description = "The body sent.", body = crate::webhooks::body::WebhookBody),
+    ),
+)]
+pub(super) async fn replay(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     path: Result<Path<(String, String, String)>, PathRejection>,
@@ -245,7 +411,18 @@ async fn replay(
     ok("replay_block", r)
 }
 
-async fn settings(
+#[utoipa::path(
+    get,
+    path = "/settings",
+    operation_id = "GetSettings",
+    tag = "Streams",
+    summary = "Get project settings",
+    description = "The key's webhook signing secret (made on first use) and region.",
+    responses(
+        (status = 200, description = "The settings.", body = crate::webhooks::manage::Settings),
+    ),
+)]
+pub(super) async fn settings(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Answer<manage::Settings> {
@@ -255,7 +432,19 @@ async fn settings(
     )
 }
 
-async fn set_settings(
+#[utoipa::path(
+    post,
+    path = "/settings",
+    operation_id = "SetSettings",
+    tag = "Streams",
+    summary = "Set project settings",
+    description = "Replaces the key's webhook signing secret (`secretKey`, 8 to 256 characters).",
+    request_body = crate::webhooks::spec::SettingsInput,
+    responses(
+        (status = 200, description = "The settings.", body = crate::webhooks::manage::Settings),
+    ),
+)]
+pub(super) async fn set_settings(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     bytes: Bytes,

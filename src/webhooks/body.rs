@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::plan::Delivery;
 use crate::query::changes::ChangeKind;
@@ -18,7 +19,7 @@ use crate::query::{ContractInfo, Erc20Transfer, NftTransfer};
 use crate::types::{Address, Chain, TokenStandard};
 
 /// A delivery's body.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookBody {
     /// `true` once the block is buried under the chain's confirmations.
@@ -26,6 +27,7 @@ pub struct WebhookBody {
     /// The chain, as a hex id.
     pub chain_id: String,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub abi: Vec<Value>,
     /// The stream.
     pub stream_id: String,
@@ -36,22 +38,28 @@ pub struct WebhookBody {
     /// The block.
     pub block: BlockRef,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub logs: Vec<Value>,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub txs: Vec<Value>,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub txs_internal: Vec<Value>,
     /// The ERC20 transfers.
     pub erc20_transfers: Vec<Erc20Item>,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub erc20_approvals: Vec<Value>,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub nft_token_approvals: Vec<Value>,
     /// Always empty lists.
     pub nft_approvals: NftApprovals,
     /// The NFT moves.
     pub nft_transfers: Vec<NftItem>,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub native_balances: Vec<Value>,
     /// A removal's transfers (absent from other deliveries).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,7 +67,7 @@ pub struct WebhookBody {
 }
 
 /// The block of a delivery; numbers as decimal strings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct BlockRef {
     /// Decimal.
     pub number: String,
@@ -70,18 +78,20 @@ pub struct BlockRef {
 }
 
 /// The (always empty) NFT approvals.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
 pub struct NftApprovals {
     /// Always empty.
     #[serde(rename = "ERC721")]
+    #[schema(value_type = Vec<Object>)]
     pub erc721: Vec<Value>,
     /// Always empty.
     #[serde(rename = "ERC1155")]
+    #[schema(value_type = Vec<Object>)]
     pub erc1155: Vec<Value>,
 }
 
 /// What a reorg removed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Removed {
     /// ERC20 transfers removed.
@@ -91,7 +101,7 @@ pub struct Removed {
 }
 
 /// An ERC20 transfer (`IERC20Transfer`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Erc20Item {
     pub transaction_hash: String,
@@ -113,7 +123,7 @@ pub struct Erc20Item {
 }
 
 /// An NFT move (`INFTTransfer`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NftItem {
     pub transaction_hash: String,

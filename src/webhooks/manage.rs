@@ -6,6 +6,7 @@
 use sea_orm::DbErr;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::body::{Addressee, WebhookBody};
 use super::plan::{Delivery, Filter, Moved};
@@ -43,7 +44,7 @@ impl From<BadInput> for ManageError {
 }
 
 /// A page of streams (`{result, cursor, total}`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct StreamPage {
     /// The streams.
     pub result: Vec<StreamView>,
@@ -54,14 +55,14 @@ pub struct StreamPage {
 }
 
 /// An address of a stream.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct AddressItem {
     /// `0x` lowercase hex.
     pub address: String,
 }
 
 /// A page of a stream's addresses (`{result, cursor, total}`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct AddressPage {
     /// The addresses.
     pub result: Vec<AddressItem>,
@@ -72,35 +73,25 @@ pub struct AddressPage {
 }
 
 /// The answer of adding or removing addresses: the stream and the address(es) as given.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddressesChanged {
     /// The stream.
     pub stream_id: String,
     /// One address, or the list.
+    #[schema(value_type = Object)]
     pub address: Value,
 }
 
 /// The key's settings (`{secretKey, region}`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Settings {
     /// The secret deliveries are signed with.
     pub secret_key: String,
     /// Always `us-east-1` (deliveries leave from this server).
+    #[schema(value_type = String)]
     pub region: &'static str,
-}
-
-/// A page size: 1 to 100 (default 100).
-pub fn page_limit(raw: Option<&str>) -> Result<u64, BadInput> {
-    let Some(raw) = raw else { return Ok(100) };
-    match raw.trim().parse::<u64>() {
-        Ok(n @ 1..=100) => Ok(n),
-        _ => Err(BadInput {
-            field: "limit",
-            rule: format!("'{raw}' is out of range; expected 1 to 100"),
-        }),
-    }
 }
 
 /// A stream id: 36 characters of hex digits and dashes.

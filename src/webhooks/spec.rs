@@ -2,8 +2,9 @@
 //! typed values ([`StreamSpec`], [`StreamPatch`], [`Topics`]), and the stream as the API shows
 //! it ([`StreamView`], Moralis's `StreamsModel`). Every refusal names the field it is about.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use crate::decode::{TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC};
 use crate::store::streams::Stream;
@@ -279,9 +280,71 @@ pub fn parse_addresses(m: &Map<String, Value>) -> Result<Vec<Address>, BadInput>
         .collect()
 }
 
-/// A stream as the API shows it (Moralis's `StreamsModel`).
-#[derive(Debug, Clone, Serialize)]
+/// The body of `PUT /streams/evm` and `POST /streams/evm/{id}` (for the document; the routes
+/// parse bodies with [`parse_spec`] and [`parse_patch`]). Creation needs `webhookUrl` and
+/// `chainIds`; an update takes any of the fields.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = StreamsTypesStreamsModelCreate)]
+pub struct StreamInput {
+    /// Where deliveries are posted: an `http` or `https` URL.
+    pub webhook_url: String,
+    /// A description for the owner.
+    pub description: Option<String>,
+    /// Sent back in every delivery.
+    pub tag: Option<String>,
+    /// The transfer events delivered: `Transfer(address,address,uint256)`,
+    /// `TransferSingle(address,address,address,uint256,uint256)`,
+    /// `TransferBatch(address,address,address,uint256[],uint256[])` (signatures or hashes);
+    /// none: all three. Any other event is a 400.
+    pub topic0: Option<Vec<String>>,
+    /// Deliver every transfer, whatever its addresses.
+    pub all_addresses: Option<bool>,
+    /// Echoed back (a contract among the addresses matches its transfers regardless).
+    pub include_contract_logs: Option<bool>,
+    /// Must be `false` or absent: tokenql indexes token transfers only.
+    pub include_native_txs: Option<bool>,
+    /// Must be `false` or absent.
+    pub include_internal_txs: Option<bool>,
+    /// Must be `false` or absent.
+    pub include_all_tx_logs: Option<bool>,
+    /// Must be empty or absent.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub get_native_balances: Option<Vec<Value>>,
+    /// Events of the transfer ABI only (`Transfer`, `TransferSingle`, `TransferBatch`).
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub abi: Option<Vec<Value>>,
+    /// The chains delivered: hex ids (`0x1`) or names.
+    pub chain_ids: Vec<String>,
+}
+
+/// The body of `POST /streams/evm/{id}/status`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct StatusInput {
+    /// `active` (resumes a stream in `error` where it stopped) or `paused`.
+    pub status: String,
+}
+
+/// The body of `POST` and `DELETE /streams/evm/{id}/address`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AddressInput {
+    /// One address, or a list of up to 10,000.
+    #[schema(value_type = Object)]
+    pub address: Value,
+}
+
+/// The body of `POST /settings`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsInput {
+    /// The new signing secret: 8 to 256 characters (absent: kept).
+    pub secret_key: Option<String>,
+}
+
+/// A stream as the API shows it (Moralis's `StreamsModel`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = StreamsModel)]
 pub struct StreamView {
     /// Where deliveries go.
     pub webhook_url: String,
@@ -290,6 +353,7 @@ pub struct StreamView {
     /// Sent back in every delivery.
     pub tag: String,
     /// The transfer events delivered (empty: all three).
+    #[schema(value_type = Vec<String>)]
     pub topic0: Vec<&'static str>,
     /// Every address.
     pub all_addresses: bool,
@@ -302,16 +366,20 @@ pub struct StreamView {
     /// Always `false`.
     pub include_all_tx_logs: bool,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub get_native_balances: Vec<Value>,
     /// Always empty.
+    #[schema(value_type = Vec<Object>)]
     pub abi: Vec<Value>,
     /// Always `null`.
+    #[schema(value_type = Option<Object>)]
     pub advanced_options: Option<Value>,
     /// The chains delivered, as hex ids.
     pub chain_ids: Vec<String>,
     /// The stream id.
     pub id: String,
     /// `active`, `paused` or `error`.
+    #[schema(value_type = String)]
     pub status: &'static str,
     /// Why the stream is in `error`.
     pub status_message: String,
