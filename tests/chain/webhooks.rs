@@ -243,8 +243,12 @@ fn check_shape(b: &Value) {
         ] {
             assert!(t[f].is_string(), "{f}: {t}");
         }
-        assert_eq!(t["tokenSymbol"], "ALP", "{t}");
-        assert_eq!(t["tokenDecimals"], "18", "{t}");
+        // Metadata is read from the contract after its first transfers: known, or not yet.
+        let known = (t["tokenSymbol"].clone(), t["tokenDecimals"].clone());
+        assert!(
+            known == (json!("ALP"), json!("18")) || known == (json!(""), json!("")),
+            "{t}"
+        );
         assert!(t["possibleSpam"].is_boolean());
     }
     for t in b["nftTransfers"].as_array().expect("list") {
@@ -504,7 +508,21 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
         "retries counted"
     );
     bodies.iter().for_each(check_shape);
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b["erc20Transfers"][0]["valueWithDecimals"].is_string()),
+        "once the token's metadata is read, deliveries carry it"
+    );
     let [unconfirmed, confirmed, removed] = deduplicated(&bodies);
+    eprintln!(
+        "webhooks: {} bodies, {} refused while down; {} unconfirmed, {} confirmed, {} removed",
+        bodies.len(),
+        receiver.refused(),
+        unconfirmed.len(),
+        confirmed.len(),
+        removed.len()
+    );
     assert!(
         want.is_subset(&unconfirmed),
         "missing unconfirmed: {:?}",
