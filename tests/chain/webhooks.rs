@@ -39,6 +39,10 @@ struct Serve {
 
 impl Serve {
     fn start(app: &TestApp, rpc: &str, log: &std::path::Path) -> Serve {
+        Self::start_with(app, rpc, log, &[])
+    }
+
+    fn start_with(app: &TestApp, rpc: &str, log: &std::path::Path, extra: &[&str]) -> Serve {
         let rpc = format!("eth={rpc}");
         let confirmations = CONFIRMATIONS.to_string();
         let mut child = Command::new(pinned_binary())
@@ -59,6 +63,7 @@ impl Serve {
             ])
             .args(["--webhook-confirmations", &confirmations])
             .args(["--webhook-lease-ms", "400", "--webhook-retry-ms", "100"])
+            .args(extra)
             .env("DATABASE_URL", &app.db_url)
             .env("TOKENQL_LOG_FORMAT", "json")
             .env("TOKENQL_FEED_POLL_MS", "50")
@@ -381,6 +386,53 @@ async fn check_management(app: &TestApp, base: &str, id: &str) {
     assert_eq!(v["total"], json!(9), "{v}");
 }
 
+/// What the scenario's steps share.
+struct Scene<'a> {
+    app: &'a TestApp,
+    chain: &'a Anvil,
+    tok: &'a str,
+    nft: &'a str,
+    log: &'a std::path::Path,
+    id: &'a str,
+}
+
+/// A receiver that keeps refusing puts the stream in `error` after `--webhook-max-failures`
+/// attempts; `POST /streams/evm/{id}/status {"status": "active"}` resumes it where it stopped
+/// (the final check finds those transfers delivered).
+async fn error_and_resume(s: &Scene<'_>, receiver: &Receiver, serve: Serve) -> Serve {
+    serve.kill();
+    let serve = Serve::start_with(s.app, &s.chain.url, s.log, &["--webhook-max-failures", "3"]);
+    receiver.set_down(true);
+    traffic(s.chain, s.tok, s.nft, 40).await;
+    s.chain.mine(1).await;
+    let path = format!("/streams/evm/{}", s.id);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, v) = call(&serve.base, &s.app.key, "GET", &path, Value::Null).await;
+        if v["status"] == "error" {
+            let message = v["statusMessage"].as_str().unwrap_or_default();
+            assert!(message.contains("3 consecutive deliveries failed"), "{v}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the stream did not go to error: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    receiver.set_down(false);
+    let (status, v) = call(
+        &serve.base,
+        &s.app.key,
+        "POST",
+        &format!("{path}/status"),
+        json!({"status": "active"}),
+    )
+    .await;
+    assert_eq!((status, &v["status"]), (200, &json!("active")), "{v}");
+    serve
+}
+
 /// Waits until the receiver holds `done`; `false` after `limit`.
 async fn until(
     receiver: &Receiver,
@@ -492,9 +544,25 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
                 )
                 .await;
         }
+        if step == 12 {
+            wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
+            let txs: Vec<Value> = (0..4)
+                .map(|i| replacement(&a[(i + 1) as usize], &tok, &a[(i + 2) as usize], 9, i * 6))
+                .collect();
+            chain.reorg(30, Value::Array(txs)).await;
+        }
         chain.mine(1).await;
     }
     assert_eq!(kills, 5);
+    let scene = Scene {
+        app: &app,
+        chain: &chain,
+        tok: &tok,
+        nft: &nft,
+        log: &log,
+        id: &id,
+    };
+    let serve = error_and_resume(&scene, &receiver, serve).await;
     chain.mine(CONFIRMATIONS + 1).await;
     wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
 

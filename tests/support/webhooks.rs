@@ -19,6 +19,8 @@ use serde_json::Value;
 pub struct Inbox {
     /// Bodies accepted, in arrival order.
     pub accepted: Vec<Value>,
+    /// The same, as received: body text and `x-signature`.
+    pub raw: Vec<(String, String)>,
     /// Requests whose signature did not verify.
     pub bad_signatures: usize,
 }
@@ -93,6 +95,7 @@ async fn hook(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> 
         return StatusCode::UNAUTHORIZED;
     }
     inbox.accepted.push(parsed);
+    inbox.raw.push((text, given.to_string()));
     StatusCode::OK
 }
 
@@ -130,6 +133,11 @@ impl Receiver {
     /// Requests answered 500 while down.
     pub fn refused(&self) -> usize {
         self.shared.refused.load(Ordering::SeqCst)
+    }
+
+    /// The bodies accepted so far as received: text and signature.
+    pub fn raw(&self) -> Vec<(String, String)> {
+        self.shared.inbox.lock().expect("inbox").raw.clone()
     }
 
     /// The bodies accepted so far and the bad signatures.
