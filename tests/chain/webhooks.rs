@@ -386,6 +386,49 @@ async fn check_management(app: &TestApp, base: &str, id: &str) {
     assert_eq!(v["total"], json!(9), "{v}");
 }
 
+/// A receiver written against Moralis's published types accepts the deliveries unchanged:
+/// `tests/clients/moralis-2.27/webhook.js` checks each one with the SDK's own
+/// `Moralis.Streams.verifySignature` and against the fields `@moralisweb3/streams-typings`
+/// declares.
+fn check_with_moralis_sdk(receiver: &Receiver, secret: &str) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/moralis-2.27");
+    assert!(
+        dir.join("node_modules/@moralisweb3/streams-typings")
+            .exists(),
+        "the Moralis SDK is not installed in {}: scripts/test installs it (or: npm ci --prefix \
+         tests/clients/moralis-2.27)",
+        dir.display()
+    );
+    let deliveries: Vec<Value> = receiver
+        .raw()
+        .into_iter()
+        .map(|(body, signature)| json!({"body": body, "signature": signature}))
+        .collect();
+    let file = std::env::temp_dir().join(format!(
+        "tq-webhooks-{}-{}.json",
+        std::process::id(),
+        deliveries.len()
+    ));
+    let input = json!({"secret": secret, "deliveries": deliveries});
+    std::fs::write(&file, input.to_string()).expect("write the deliveries");
+    let out = Command::new("node")
+        .arg(dir.join("webhook.js"))
+        .arg(&file)
+        .output()
+        .expect("run node");
+    let _ = std::fs::remove_file(&file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "webhook.js failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().unwrap_or_default();
+    let v: Value = serde_json::from_str(line).expect("webhook.js answers JSON");
+    assert_eq!(v["problems"], json!([]), "{v}");
+    assert_eq!(v["checked"], json!(deliveries.len()), "{v}");
+}
+
 /// What the scenario's steps share.
 struct Scene<'a> {
     app: &'a TestApp,
@@ -649,6 +692,7 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
         signature_of(&stringify("{\"a\": 1}"), "s"),
         signature_of("{\"a\":1}", "s")
     );
+    check_with_moralis_sdk(&receiver, &secret);
     serve.kill();
     let _ = std::fs::remove_file(&log);
     app.cleanup().await;
