@@ -59,16 +59,13 @@ pub fn at_root(path: &str) -> bool {
 /// The routes, to mount at the root behind API-key auth.
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route(
-            "/streams/evm",
-            put(create).get(list).fallback(super::method_not_allowed),
-        )
+        .route("/streams/evm", put(create).get(list).fallback(get_or_put))
         .route(
             "/streams/evm/{id}",
             get(get_one)
                 .post(update)
                 .delete(delete)
-                .fallback(super::method_not_allowed),
+                .fallback(get_post_or_delete),
         )
         .route(
             "/streams/evm/{id}/status",
@@ -79,7 +76,7 @@ pub fn router() -> Router<AppState> {
             get(addresses)
                 .post(add_addresses)
                 .delete(remove_addresses)
-                .fallback(super::method_not_allowed),
+                .fallback(get_post_or_delete),
         )
         .route(
             "/streams/evm/{id}/block-to-webhook/{block}/{stream}",
@@ -87,10 +84,23 @@ pub fn router() -> Router<AppState> {
         )
         .route(
             "/settings",
-            get(settings)
-                .post(set_settings)
-                .fallback(super::method_not_allowed),
+            get(settings).post(set_settings).fallback(get_or_post),
         )
+}
+
+/// Any other method on `/streams/evm`: a JSON 405.
+async fn get_or_put() -> ApiError {
+    ApiError::MethodNotAllowed("GET or PUT")
+}
+
+/// Any other method on a stream or its addresses: a JSON 405.
+async fn get_post_or_delete() -> ApiError {
+    ApiError::MethodNotAllowed("GET, POST or DELETE")
+}
+
+/// Any other method on `/settings`: a JSON 405.
+async fn get_or_post() -> ApiError {
+    ApiError::MethodNotAllowed("GET or POST")
 }
 
 type Answer<T> = Result<Json<T>, ApiError>;

@@ -61,6 +61,8 @@ struct Ctx {
     sender: Sender,
     holder: String,
     stop: watch::Receiver<bool>,
+    /// When this process last renewed its lease on each stream it delivers.
+    renewed: std::sync::Mutex<HashMap<String, Instant>>,
 }
 
 impl Ctx {
@@ -82,7 +84,29 @@ impl Ctx {
 
     async fn lease(&self, id: &str) -> Result<bool, DbErr> {
         let ttl = self.config.lease.as_millis() as i64;
-        stored::lease(self.service.db(), id, &self.holder, ttl).await
+        let held = stored::lease(self.service.db(), id, &self.holder, ttl).await?;
+        let mut renewed = self.renewed.lock().unwrap_or_else(|e| e.into_inner());
+        if held {
+            renewed.insert(id.to_string(), Instant::now());
+        } else {
+            renewed.remove(id);
+        }
+        Ok(held)
+    }
+
+    /// Renews the lease on stream `id` once a third of its life has passed since the last
+    /// renewal; `Halt` when it is lost (another process delivers the stream now).
+    async fn keep(&self, id: &str) -> Result<(), StepError> {
+        let due = self
+            .renewed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .is_none_or(|t| t.elapsed() > self.config.lease / 3);
+        if due && !self.lease(id).await? {
+            return Err(StepError::Halt);
+        }
+        Ok(())
     }
 }
 
@@ -92,8 +116,10 @@ pub fn spawn(
     config: WebhookConfig,
     stop: watch::Receiver<bool>,
 ) -> Result<JoinHandle<()>, String> {
+    // A post never outlives the lease it was sent under.
     let ctx = Arc::new(Ctx {
-        sender: Sender::new(config.timeout)?,
+        sender: Sender::new(config.timeout.min(config.lease / 2))?,
+        renewed: std::sync::Mutex::new(HashMap::new()),
         service,
         config,
         holder: crate::store::lease::process_holder(),
@@ -204,13 +230,9 @@ async fn filter_of(ctx: &Ctx, s: &Stream) -> Result<Filter, StepError> {
 /// Delivers stream `id` while this process holds its lease and it stays active.
 async fn run_stream(ctx: Arc<Ctx>, id: String) {
     let mut cursors: HashMap<i64, ChainCursor> = HashMap::new();
-    let mut renewed = Instant::now();
     while !ctx.stopping() {
-        if renewed.elapsed() > ctx.config.lease / 3 {
-            if !matches!(ctx.lease(&id).await, Ok(true)) {
-                return;
-            }
-            renewed = Instant::now();
+        if ctx.keep(&id).await.is_err() {
+            return;
         }
         let stream = match stored::find(ctx.service.db(), None, &id).await {
             Ok(Some(s)) if s.status == StreamStatus::Active => s,
@@ -235,6 +257,10 @@ async fn run_stream(ctx: Arc<Ctx>, id: String) {
         }
     }
     let _ = stored::release(ctx.service.db(), &id, &ctx.holder).await;
+    ctx.renewed
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id);
 }
 
 /// One read of every chain of the stream; `Ok(true)` when some row was read, `Err` when the
@@ -360,6 +386,7 @@ async fn deliver(ctx: &Ctx, s: &Stream, chain: Chain, d: &Delivery) -> Result<()
     };
     let mut attempt = 0u32;
     loop {
+        ctx.keep(&s.id).await?;
         let b = body(to, d, &meta, attempt);
         let Err(e) = ctx.sender.post(&s.webhook_url, &b, &secret).await else {
             let latency = Duration::from_millis((now_ms() - d.written_ms).max(0) as u64);
@@ -383,7 +410,7 @@ async fn deliver(ctx: &Ctx, s: &Stream, chain: Chain, d: &Delivery) -> Result<()
     }
 }
 
-/// Sleeps `delay`, renewing the lease meanwhile; `Halt` on stop or a lost lease.
+/// Sleeps `delay`, keeping the lease meanwhile; `Halt` on stop or a lost lease.
 async fn pause(ctx: &Ctx, id: &str, delay: Duration) -> Result<(), StepError> {
     let until = Instant::now() + delay;
     let slice = ctx.config.lease / 3;
@@ -394,9 +421,10 @@ async fn pause(ctx: &Ctx, id: &str, delay: Duration) -> Result<(), StepError> {
             _ = tokio::time::sleep(left.min(slice)) => {}
             _ = stop.wait_for(|s| *s) => {}
         }
-        if ctx.stopping() || !ctx.lease(id).await? {
+        if ctx.stopping() {
             return Err(StepError::Halt);
         }
+        ctx.keep(id).await?;
         if Instant::now() >= until {
             return Ok(());
         }
