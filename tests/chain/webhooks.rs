@@ -390,7 +390,7 @@ async fn check_management(app: &TestApp, base: &str, id: &str) {
 /// `tests/clients/moralis-2.27/webhook.js` checks each one with the SDK's own
 /// `Moralis.Streams.verifySignature` and against the fields `@moralisweb3/streams-typings`
 /// declares.
-fn check_with_moralis_sdk(receiver: &Receiver, secret: &str) {
+fn check_with_moralis_sdk(receiver: &Receiver, secret: &str, stream: &str) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/moralis-2.27");
     assert!(
         dir.join("node_modules/@moralisweb3/streams-typings")
@@ -404,11 +404,7 @@ fn check_with_moralis_sdk(receiver: &Receiver, secret: &str) {
         .into_iter()
         .map(|(body, signature)| json!({"body": body, "signature": signature}))
         .collect();
-    let file = std::env::temp_dir().join(format!(
-        "tq-webhooks-{}-{}.json",
-        std::process::id(),
-        deliveries.len()
-    ));
+    let file = std::env::temp_dir().join(format!("tq-webhooks-{stream}.json"));
     let input = json!({"secret": secret, "deliveries": deliveries});
     std::fs::write(&file, input.to_string()).expect("write the deliveries");
     let out = Command::new("node")
@@ -505,7 +501,10 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
     let nft = chain
         .deploy("TestNFT", nft_ctor("Nifty", "NFT", "ipfs://base/"))
         .await;
-    let log = std::env::temp_dir().join(format!("tq-webhooks-{}.log", std::process::id()));
+    let log = std::env::temp_dir().join(format!(
+        "tq-webhooks-{}-{backend:?}.log",
+        std::process::id()
+    ));
     let mut serve = Serve::start(&app, &chain.url, &log);
     wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
     let (_, settings) = call(&serve.base, &app.key, "GET", "/settings", Value::Null).await;
@@ -692,7 +691,7 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
         signature_of(&stringify("{\"a\": 1}"), "s"),
         signature_of("{\"a\":1}", "s")
     );
-    check_with_moralis_sdk(&receiver, &secret);
+    check_with_moralis_sdk(&receiver, &secret, &id);
     serve.kill();
     let _ = std::fs::remove_file(&log);
     app.cleanup().await;
