@@ -104,21 +104,28 @@ pub struct Removed {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Erc20Item {
+    /// The transaction, `0x` hex.
     pub transaction_hash: String,
     /// Decimal.
     pub log_index: String,
+    /// The token contract.
     pub contract: String,
+    /// The sender.
     pub from: String,
+    /// The receiver.
     pub to: String,
     /// Decimal base units.
     pub value: String,
+    /// The token's name, `""` when not known (yet).
     pub token_name: String,
+    /// The token's symbol, `""` when not known (yet).
     pub token_symbol: String,
     /// Decimal, `""` when unknown.
     pub token_decimals: String,
     /// `value` scaled by the decimals, when they are known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value_with_decimals: Option<String>,
+    /// Whether the contract is flagged as possible spam.
     pub possible_spam: bool,
 }
 
@@ -126,11 +133,15 @@ pub struct Erc20Item {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NftItem {
+    /// The transaction, `0x` hex.
     pub transaction_hash: String,
     /// Decimal.
     pub log_index: String,
+    /// The token contract.
     pub contract: String,
+    /// The sender.
     pub from: String,
+    /// The receiver.
     pub to: String,
     /// Decimal.
     pub token_id: String,
@@ -138,10 +149,13 @@ pub struct NftItem {
     pub amount: String,
     /// `ERC721` or `ERC1155`.
     pub token_contract_type: String,
+    /// The token's name, `""` when not known (yet).
     pub token_name: String,
+    /// The token's symbol, `""` when not known (yet).
     pub token_symbol: String,
     /// `null` for ERC721.
     pub operator: Option<String>,
+    /// Whether the contract is flagged as possible spam.
     pub possible_spam: bool,
 }
 
