@@ -1,12 +1,15 @@
 //! Webhooks compatible with Moralis Streams (issue 27), black-box on anvil and every backend:
 //! a real `tokenql serve` process indexes the chain and delivers a stream made through the
 //! management routes to a receiver in the test, which verifies `x-signature` as Moralis's SDK
-//! does. Transfers flow while reorgs of depth 1 and 5 replace stored blocks, the serve process
-//! is SIGKILLed five times mid-delivery and restarted, and the receiver answers 500 for a
-//! while. Afterwards the deliveries, deduplicated by `(streamId, block.hash, confirmed,
+//! does. Transfers flow while reorgs of depth 1, 5 and 30 replace stored blocks, the serve
+//! process is SIGKILLed five times mid-delivery and restarted, and the receiver answers 500 for
+//! a while; then a receiver that keeps refusing puts the stream in `error`, and the status route
+//! resumes it. Afterwards the deliveries, deduplicated by `(streamId, block.hash, confirmed,
 //! removed)`, match the chain's own logs exactly: every surviving watched transfer was
-//! delivered unconfirmed and confirmed, every transfer a reorg took away is listed in a
-//! removal delivery, and nothing else was delivered.
+//! delivered unconfirmed and confirmed, every delivered transfer a reorg took away is listed in
+//! a removal delivery, nothing else was delivered, and each block's confirmation or removal came
+//! after it was added. Last, a receiver written against Moralis's published types (the SDK's
+//! `verifySignature`, `@moralisweb3/streams-typings`) accepts every delivery as received.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -243,6 +246,23 @@ fn deduplicated(bodies: &[Value]) -> [BTreeSet<Key>; 3] {
         }
     }
     out
+}
+
+/// Deliveries came in order: a block's confirmation and its removal after its own unconfirmed
+/// delivery.
+fn check_order(bodies: &[Value]) {
+    let mut added = BTreeSet::new();
+    for b in bodies {
+        let hash = b["block"]["hash"].as_str().expect("hash").to_string();
+        if b["confirmed"] == false && b.get("removed").is_none() {
+            added.insert(hash);
+        } else {
+            assert!(
+                added.contains(&hash),
+                "a block confirmed or removed before it was added: {b}"
+            );
+        }
+    }
 }
 
 /// Checks the shape of a delivery against Moralis's `IWebhook`.
@@ -643,6 +663,7 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
         "retries counted"
     );
     bodies.iter().for_each(check_shape);
+    check_order(&bodies);
     assert!(
         bodies
             .iter()
