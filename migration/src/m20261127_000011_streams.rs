@@ -1,7 +1,8 @@
 //! Webhook streams compatible with Moralis Streams: `streams` (one row per stream, owned by the
 //! API key that made it, with its status, its retry count and the lease of the process that
 //! delivers it), `stream_addresses` (the addresses a stream watches) and `stream_positions`
-//! (per stream and chain, the last change of the change feed delivered: feed row and index).
+//! (per stream and chain, the last change of the change feed delivered: feed row and index; and
+//! the row the stream started after, whose earlier blocks it never confirms).
 //! The per-key signing secret lives in `settings` (`streams_secret:<key id>`).
 
 use sea_orm_migration::{prelude::*, schema::*};
@@ -45,6 +46,7 @@ impl MigrationTrait for Migration {
                 .col(big_integer(StreamPositions::ChainId))
                 .col(big_integer(StreamPositions::FeedRow))
                 .col(big_integer(StreamPositions::FeedIndex))
+                .col(big_integer(StreamPositions::StartRow))
                 .primary_key(
                     Index::create()
                         .col(StreamPositions::StreamId)
@@ -120,4 +122,5 @@ enum StreamPositions {
     ChainId,
     FeedRow,
     FeedIndex,
+    StartRow,
 }

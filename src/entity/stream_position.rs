@@ -11,6 +11,9 @@ pub struct Model {
     pub chain_id: i64,
     pub feed_row: i64,
     pub feed_index: i64,
+    /// The last row written when the stream began on the chain: blocks stored before it are
+    /// not the stream's (never confirmed to it).
+    pub start_row: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

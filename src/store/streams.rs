@@ -126,6 +126,15 @@ pub struct StreamPosition {
     pub index: u32,
 }
 
+/// A stream's place on a chain: where it stands and where it began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamStart {
+    /// Where it stands.
+    pub position: StreamPosition,
+    /// The last row written when it began: blocks stored at or before it are not its own.
+    pub start_row: i64,
+}
+
 fn stream_of(m: stream::Model, chains: Vec<i64>) -> Stream {
     Stream {
         id: m.id,
@@ -162,6 +171,7 @@ async fn insert_positions<C: ConnectionTrait>(
             chain_id,
             feed_row: row,
             feed_index: i64::from(u32::MAX),
+            start_row: row,
         });
         stream_position::Entity::insert(model)
             .on_conflict(skip_existing([
@@ -504,16 +514,28 @@ pub async fn release<C: ConnectionTrait>(db: &C, id: &str, holder: &str) -> Resu
 
 /// The stream's positions, by chain.
 pub async fn positions<C: ConnectionTrait>(db: &C, id: &str) -> Result<Vec<StreamPosition>, DbErr> {
+    Ok(starts(db, id)
+        .await?
+        .into_iter()
+        .map(|s| s.position)
+        .collect())
+}
+
+/// The stream's positions and starts, by chain.
+pub async fn starts<C: ConnectionTrait>(db: &C, id: &str) -> Result<Vec<StreamStart>, DbErr> {
     Ok(stream_position::Entity::find()
         .filter(stream_position::Column::StreamId.eq(id))
         .order_by_asc(stream_position::Column::ChainId)
         .all(db)
         .await?
         .into_iter()
-        .map(|p| StreamPosition {
-            chain_id: p.chain_id,
-            row: p.feed_row,
-            index: u32::try_from(p.feed_index).unwrap_or(u32::MAX),
+        .map(|p| StreamStart {
+            position: StreamPosition {
+                chain_id: p.chain_id,
+                row: p.feed_row,
+                index: u32::try_from(p.feed_index).unwrap_or(u32::MAX),
+            },
+            start_row: p.start_row,
         })
         .collect())
 }

@@ -172,14 +172,15 @@ struct ChainCursor {
 
 impl ChainCursor {
     /// The cursor at the stream's saved position: what waits for confirmations is rebuilt from
-    /// the feed before it.
+    /// the feed before it (since the stream began).
     async fn open(ctx: &Ctx, s: &Stream, chain: Chain) -> Result<Self, StepError> {
         let service = &ctx.service;
-        let saved = stored::positions(service.db(), &s.id)
+        let start = stored::starts(service.db(), &s.id)
             .await?
             .into_iter()
-            .find(|p| p.chain_id == chain.db_id())
+            .find(|p| p.position.chain_id == chain.db_id())
             .ok_or(StepError::Halt)?;
+        let saved = start.position;
         let whole = saved.index == u32::MAX;
         let bounds = service.feed_bounds(chain).await?;
         let needed = if whole { saved.row + 1 } else { saved.row };
@@ -195,7 +196,9 @@ impl ChainCursor {
         }
         let c = ctx.config.confirmations.of(chain);
         let marks = service.feed_marks_before(chain, needed).await?;
-        let waiting = Changes::<Moved>::waiting_rows(&marks, c);
+        // Blocks stored before the stream began are not its own: never confirmed to it.
+        let mut waiting = Changes::<Moved>::waiting_rows(&marks, c);
+        waiting.retain(|row| *row > start.start_row);
         let mut changes = Changes::new(watch_all(chain, c));
         changes.restore(&service.feed_rows(chain, &waiting).await?);
         Ok(Self {
