@@ -19,6 +19,8 @@
 //! - [`entity`]: sea-orm models; internal, never API types.
 //! - [`query`]: the query service, the one implementation of both questions.
 //! - [`graphql`], [`rest`]: the two API adapters over the query service.
+//! - [`webhooks`]: streams compatible with Moralis Streams: their management (behind
+//!   `rest::streams`) and the worker that delivers the change feed to webhook URLs.
 //! - [`app`]: the state every handler shares, auth (API keys, rate limits, CORS) and where a
 //!   request's reads go; below the adapters, knowing none of them.
 //! - [`server`]: the one route list and [`run`]`(listener, shutdown)`.
@@ -49,6 +51,7 @@ pub mod store;
 pub mod telemetry;
 pub mod tls;
 pub mod types;
+pub mod webhooks;
 
 pub use app::AppState;
 pub use server::run;

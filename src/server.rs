@@ -112,8 +112,13 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             route_reads,
         ));
+    let streams = crate::rest::streams::router().layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        rest_auth,
+    ));
     let app = Router::new()
         .merge(api)
+        .merge(streams)
         .merge(crate::rest::openapi::routes())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

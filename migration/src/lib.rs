@@ -24,6 +24,7 @@ mod m20261125_000007_nft_transfer_indexes;
 mod m20261125_000008_nft_owner_index;
 mod m20261126_000009_erc20_balances;
 mod m20261127_000010_change_feed;
+mod m20261127_000011_streams;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000008_nft_owner_index::Migration),
             Box::new(m20261126_000009_erc20_balances::Migration),
             Box::new(m20261127_000010_change_feed::Migration),
+            Box::new(m20261127_000011_streams::Migration),
         ]
     }
 }

@@ -212,6 +212,9 @@ pub struct ServerOptions {
     pub chain_reads: crate::query::ChainReads,
     /// Live changes: subscriptions per key, how often the change feed is polled.
     pub live: live::LiveOptions,
+    /// Blocks above a transfer's before a webhook delivers it `confirmed` (the replay route
+    /// reads it; the delivery worker has its own copy).
+    pub webhook_confirmations: crate::query::changes::Confirmations,
 }
 
 /// The operational state shared by every clone of an [`crate::AppState`].

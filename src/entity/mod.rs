@@ -17,4 +17,7 @@ pub mod nft_token;
 pub mod nft_transfer;
 pub mod scope_sync;
 pub mod setting;
+pub mod stream;
+pub mod stream_address;
+pub mod stream_position;
 mod values;

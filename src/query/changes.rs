@@ -22,6 +22,58 @@ use crate::types::{Address, Chain};
 /// blocks).
 pub const MAX_CONFIRMATIONS: u64 = 1_000;
 
+/// The default confirmations of every chain.
+pub const DEFAULT_CONFIRMATIONS: u64 = 12;
+
+/// Blocks above a transfer's before its `confirmed: true` delivery, per chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmations {
+    default: u64,
+    per_chain: Vec<(Chain, u64)>,
+}
+
+impl Default for Confirmations {
+    fn default() -> Self {
+        Self {
+            default: DEFAULT_CONFIRMATIONS,
+            per_chain: Vec::new(),
+        }
+    }
+}
+
+impl Confirmations {
+    /// Parses `12`, `eth=12,polygon=64` or both (`20,eth=3`): a bare number sets the default.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut out = Self::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (chain, n) = match part.split_once('=') {
+                Some((c, n)) => (Some(Chain::parse(c.trim()).map_err(|e| e.0)?), n),
+                None => (None, part),
+            };
+            let n: u64 = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n <= MAX_CONFIRMATIONS)
+                .ok_or_else(|| format!("'{part}': expected a number of blocks, 0 to 1000"))?;
+            match chain {
+                Some(c) => out.per_chain.push((c, n)),
+                None => out.default = n,
+            }
+        }
+        Ok(out)
+    }
+
+    /// The confirmations of `chain`.
+    pub fn of(&self, chain: Chain) -> u64 {
+        self.per_chain
+            .iter()
+            .rev()
+            .find(|(c, _)| *c == chain)
+            .map_or(self.default, |(_, n)| *n)
+    }
+}
+
 /// What happened to a transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChangeKind {
@@ -376,5 +428,15 @@ mod tests {
         assert!(a.encode() < b.encode());
         assert!(Position::parse("zz", chain).is_err());
         assert!(Position::parse(&a.encode(), Chain::from_id(137).unwrap()).is_err());
+    }
+
+    #[test]
+    fn confirmations_take_a_default_and_per_chain_values() {
+        let c = Confirmations::parse("20, eth=3").unwrap_or_default();
+        assert_eq!(c.of(Chain::ETH), 3);
+        assert_eq!(c.of(Chain::from_id(137).unwrap_or(Chain::ETH)), 20);
+        assert!(Confirmations::parse("eth=x").is_err());
+        assert!(Confirmations::parse("nochain=3").is_err());
+        assert_eq!(Confirmations::parse("").map(|c| c.of(Chain::ETH)), Ok(12));
     }
 }

@@ -196,3 +196,37 @@ fn feed_row(r: change_feed::Model) -> Result<FeedRow, QueryError> {
         created_ms: r.created_ms,
     })
 }
+
+impl QueryService {
+    /// The last row that stored block `number` of `chain` (a block a reorg replaced has a later
+    /// row), with the highest head the feed has reached; `None` when the feed keeps no such row.
+    pub async fn feed_stored_block(
+        &self,
+        chain: Chain,
+        number: u64,
+    ) -> Result<Option<(FeedRow, i64)>, QueryError> {
+        let cid = chain.db_id();
+        let Some(row) = change_feed::Entity::find()
+            .filter(change_feed::Column::ChainId.eq(cid))
+            .filter(change_feed::Column::BlockNumber.eq(number as i64))
+            .order_by_desc(change_feed::Column::Id)
+            .one(self.db())
+            .await?
+        else {
+            return Ok(None);
+        };
+        if row.kind == written::REMOVED {
+            return Ok(None);
+        }
+        let head: Option<i64> = change_feed::Entity::find()
+            .select_only()
+            .column_as(Expr::col(change_feed::Column::HeadBlock).max(), "m")
+            .filter(change_feed::Column::ChainId.eq(cid))
+            .into_tuple::<Option<i64>>()
+            .one(self.db())
+            .await?
+            .flatten();
+        let head = head.unwrap_or(row.head_block);
+        Ok(Some((feed_row(row)?, head)))
+    }
+}

@@ -34,6 +34,7 @@
 //!   ([`triggers`]): fetch a collection's history, or a token's metadata, again.
 //! - `GET /wallets/{address}/stats` and `GET /wallets/{address}/chains` ([`wallet_lookups`]): a
 //!   wallet's counts and the chains it is active on.
+//! - The Moralis Streams management routes ([`streams`]), mounted at the root by `server.rs`.
 //! - Every other Moralis operation ([`operations`]): a `501` naming the reason ([`unserved`]).
 //!
 //! Each handler does the same three things: parse the raw query string into boundary types in
@@ -61,6 +62,7 @@ pub mod owners;
 pub mod params;
 pub mod schemas;
 pub mod spec;
+pub mod streams;
 pub mod token_holders;
 pub mod token_meta;
 pub mod token_transfers;

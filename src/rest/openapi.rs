@@ -71,6 +71,8 @@ Timestamps are ISO 8601 UTC with milliseconds. Addresses and hashes are lowercas
 keys (`a[0]=1&a[1]=2`) and comma-separated values (`a=1,2`) all work.
 - **Paging** is by cursor: pass the `cursor` of an answer to get the next page; it is `null` on \
 the last page.
+- **Webhooks (Moralis Streams).** `/streams/evm…` and `/settings` live at the server's root \
+(their paths say so with a server of their own), with the same key; see the `Streams` tag.
 - **Operations not served.** Every other operation of the Moralis EVM API answers at its own \
 path and method with a `501` and a `{\"message\"}` naming the operation and why tokenql does not \
 serve it (prices, swaps, DeFi, transactions, …); they are not listed here (`endpointWeights` lists \
@@ -132,6 +134,18 @@ the server log).";
         super::wallet_lookups::wallet_active_chains,
         super::token_holders::token_owners,
         super::token_holders::token_stats,
+        super::streams::create,
+        super::streams::list,
+        super::streams::get_one,
+        super::streams::update,
+        super::streams::delete,
+        super::streams::set_status,
+        super::streams::addresses,
+        super::streams::add_addresses,
+        super::streams::remove_addresses,
+        super::streams::replay,
+        super::streams::settings,
+        super::streams::set_settings,
     ),
     components(schemas(AddressSchema, ChainList, TokenIdFormatSchema, OrderList, ErrorBody)),
     security(("ApiKeyAuth" = [])),
@@ -142,6 +156,7 @@ the server log).";
         (name = "Balance", description = "Native balances, read from the chain's JSON-RPC endpoint."),
         (name = "Wallet", description = "A wallet's counts and the chains it is active on."),
         (name = "Utils", description = "The server's version and the operations it serves."),
+        (name = "Streams", description = "Webhooks compatible with Moralis Streams: streams, their addresses, the signing secret. These routes live at the server's root, not under `/api/v2`."),
     ),
     modifiers(&Finish),
 )]
@@ -242,7 +257,10 @@ impl Modify for Finish {
             ))),
         );
         for (path, item) in doc.paths.paths.iter_mut() {
-            for op in [item.post.as_mut(), item.put.as_mut()]
+            if super::streams::at_root(path) {
+                item.servers = Some(vec![utoipa::openapi::server::Server::new("/")]);
+            }
+            for op in [item.post.as_mut(), item.put.as_mut(), item.delete.as_mut()]
                 .into_iter()
                 .flatten()
             {

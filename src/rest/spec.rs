@@ -241,6 +241,8 @@ route_specs! {
     TokenOwners => TOKEN_OWNERS,
     /// `GET /erc20/{address}/stats`.
     TokenStats => TOKEN_STATS,
+    /// `GET /streams/evm`, `GET /streams/evm/{id}/address`.
+    StreamsPage => STREAMS_PAGE,
 }
 
 /// Every route's table, for the checks that the tables are sound.
@@ -270,6 +272,7 @@ pub const ALL: &[&[ParamSpec]] = &[
     BLOCK_NFT_TRANSFERS,
     TOKEN_OWNERS,
     TOKEN_STATS,
+    STREAMS_PAGE,
 ];
 
 #[cfg(test)]

@@ -248,8 +248,35 @@ pub struct ServeArgs {
     #[arg(long, env = "TOKENQL_FEED_POLL_MS", default_value_t = 250,
           value_parser = clap::value_parser!(u64).range(10..))]
     pub feed_poll_ms: u64,
+    /// Run the webhook delivery worker (Moralis-compatible streams) in this process.
+    #[arg(long, env = "TOKENQL_WEBHOOKS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub webhooks: bool,
+    /// Blocks above a transfer's before its `confirmed: true` webhook delivery: a number for
+    /// every chain and/or `chain=N` pairs (`12`, `eth=12,polygon=64`).
+    #[arg(long, env = "TOKENQL_WEBHOOK_CONFIRMATIONS", default_value = "12",
+          value_parser = parse_confirmations)]
+    pub webhook_confirmations: crate::query::changes::Confirmations,
+    /// Consecutive failed attempts of a delivery before its stream goes to `error`.
+    #[arg(long, env = "TOKENQL_WEBHOOK_MAX_FAILURES", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub webhook_max_failures: u32,
+    /// Milliseconds before the first retry of a failed delivery; each next one waits twice as
+    /// long, up to 30 s.
+    #[arg(long, env = "TOKENQL_WEBHOOK_RETRY_MS", default_value_t = 500,
+          value_parser = clap::value_parser!(u64).range(10..))]
+    pub webhook_retry_ms: u64,
+    /// Milliseconds a process's lease on delivering a stream lives without renewal (another
+    /// process takes a stream over this long after its deliverer died).
+    #[arg(long, env = "TOKENQL_WEBHOOK_LEASE_MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(300..))]
+    pub webhook_lease_ms: u64,
     #[command(flatten)]
     pub indexer: Box<IndexerArgs>,
     #[command(flatten)]
     pub offchain: Box<crate::offchain::cli::OffchainArgs>,
+}
+
+/// Parses `--webhook-confirmations`.
+fn parse_confirmations(s: &str) -> Result<crate::query::changes::Confirmations, String> {
+    crate::query::changes::Confirmations::parse(s)
 }

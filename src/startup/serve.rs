@@ -15,6 +15,7 @@ use crate::app::{AppState, CorsOrigins, RateDefaults, ServerOptions};
 use crate::indexer::IndexerConfig;
 use crate::offchain::OffchainConfig;
 use crate::store::replicas::{Reads, ReplicaConfig};
+use crate::webhooks::WebhookConfig;
 
 /// The server's settings, from its arguments; the chains it indexes are also read (native
 /// balances, block headers) from their endpoints.
@@ -50,6 +51,19 @@ fn options(
             poll: Duration::from_millis(args.feed_poll_ms),
             ..Default::default()
         },
+        webhook_confirmations: args.webhook_confirmations.clone(),
+    })
+}
+
+/// The delivery worker's settings, when it runs in this process.
+fn webhooks(args: &ServeArgs) -> Option<WebhookConfig> {
+    args.webhooks.then(|| WebhookConfig {
+        confirmations: args.webhook_confirmations.clone(),
+        max_failures: args.webhook_max_failures,
+        lease: Duration::from_millis(args.webhook_lease_ms),
+        poll: Duration::from_millis(args.feed_poll_ms),
+        retry_base: Duration::from_millis(args.webhook_retry_ms),
+        ..Default::default()
     })
 }
 
@@ -123,6 +137,7 @@ pub async fn serve(
     let indexer_config = args.indexer.config().map_err(anyhow::Error::msg)?;
     let offchain_config = args.offchain.config().map_err(anyhow::Error::msg)?;
     let options = options(&args, &offchain_config, &indexer_config)?;
+    let webhooks = webhooks(&args);
     let (db, pool, demo_key) = primary(&args, database_url).await?;
     let state = state(&args, db, pool, options).await?;
     let listener = tokio::net::TcpListener::bind(args.bind)
@@ -137,7 +152,12 @@ pub async fn serve(
         shutdown.await;
         let _ = stop_tx.send(true);
     });
-    supervise(listener, state, indexer_config, offchain_config, stop_rx).await
+    let companions = Companions {
+        indexer: indexer_config,
+        offchain: offchain_config,
+        webhooks,
+    };
+    supervise(listener, state, companions, stop_rx).await
 }
 
 /// Completes once `stop` turns true.
@@ -145,14 +165,25 @@ async fn stopped(mut stop: watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
+/// What runs beside the server.
+struct Companions {
+    indexer: IndexerConfig,
+    offchain: OffchainConfig,
+    webhooks: Option<WebhookConfig>,
+}
+
 /// The server and its companions under one stop signal.
 async fn supervise(
     listener: tokio::net::TcpListener,
     state: AppState,
-    indexer: IndexerConfig,
-    offchain: OffchainConfig,
+    companions: Companions,
     stop: watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
+    let Companions {
+        indexer,
+        offchain,
+        webhooks,
+    } = companions;
     let indexer = (!indexer.chains.is_empty()).then(|| {
         tokio::spawn(crate::indexer::run(
             state.db().clone(),
@@ -162,12 +193,19 @@ async fn supervise(
     });
     let workers = crate::offchain::spawn(state.db().clone(), offchain, stop.clone());
     let monitor = state.reads.spawn_monitor(stop.clone());
+    let deliveries = webhooks
+        .map(|config| crate::webhooks::spawn(state.service.clone(), config, stop.clone()))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     crate::server::run(listener, state, stopped(stop)).await?;
     if let Some(m) = monitor {
         let _ = m.await;
     }
     for worker in workers {
         worker.await?;
+    }
+    if let Some(d) = deliveries {
+        d.await?;
     }
     if let Some(task) = indexer {
         task.await??;

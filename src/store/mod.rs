@@ -49,6 +49,7 @@ pub mod rollback;
 mod rows;
 pub mod scopes;
 pub mod settings;
+pub mod streams;
 pub mod token_meta;
 mod write;
 

@@ -32,6 +32,10 @@
 //! | [`LIVE_LATENCY`] | histogram, seconds from the feed row's commit to the change leaving the server | `chain` |
 //! | [`LIVE_BEHIND`] | gauge, feed rows the slowest subscriber still has to read | `chain` |
 //! | [`LIVE_ENDED`] | counter, subscriptions ended by the server | `chain`, `reason` (`gone`, `failed`) |
+//! | [`WEBHOOK_DELIVERED`] | counter, webhook deliveries a receiver accepted | `chain`, `kind` (`added`, `confirmed`, `removed`) |
+//! | [`WEBHOOK_LATENCY`] | histogram, seconds from the feed row's commit to the receiver's 2xx | `chain` |
+//! | [`WEBHOOK_FAILURES`] | counter, failed delivery attempts | `chain` |
+//! | [`WEBHOOK_BEHIND`] | gauge, change feed rows a stream still has to deliver | `stream` |
 //! | [`BUILD_INFO`] | gauge, always 1 | `version` |
 //!
 //! Memory: every series is bounded by its labels (routes, statuses, at most
@@ -77,6 +81,10 @@ pub const LIVE_DELIVERED: &str = "tokenql_live_changes_delivered_total";
 pub const LIVE_LATENCY: &str = "tokenql_live_delivery_latency_seconds";
 pub const LIVE_BEHIND: &str = "tokenql_live_rows_behind";
 pub const LIVE_ENDED: &str = "tokenql_live_subscriptions_ended_total";
+pub const WEBHOOK_DELIVERED: &str = "tokenql_webhook_deliveries_total";
+pub const WEBHOOK_LATENCY: &str = "tokenql_webhook_delivery_latency_seconds";
+pub const WEBHOOK_FAILURES: &str = "tokenql_webhook_failures_total";
+pub const WEBHOOK_BEHIND: &str = "tokenql_webhook_rows_behind";
 pub const BUILD_INFO: &str = "tokenql_build_info";
 
 /// Histogram buckets, in seconds: 1 ms to 30 s.
@@ -216,6 +224,19 @@ fn describe_live() {
         "Change feed rows a subscriber still had to read when it last read."
     );
     describe_counter!(LIVE_ENDED, "Subscriptions the server ended, by reason.");
+    describe_counter!(
+        WEBHOOK_DELIVERED,
+        "Webhook deliveries a receiver accepted, by kind."
+    );
+    describe_histogram!(
+        WEBHOOK_LATENCY,
+        "Seconds from the change feed row's commit to the receiver's 2xx."
+    );
+    describe_counter!(WEBHOOK_FAILURES, "Failed webhook delivery attempts.");
+    describe_gauge!(
+        WEBHOOK_BEHIND,
+        "Change feed rows a webhook stream still had to deliver when it last read."
+    );
 }
 
 /// Whether this process leads `chain`'s indexing.
@@ -242,6 +263,22 @@ pub fn live_behind(chain: crate::types::Chain, rows: i64) {
 /// A subscription the server ended, and why.
 pub fn live_ended(chain: crate::types::Chain, reason: &'static str) {
     counter!(LIVE_ENDED, "chain" => chain.name(), "reason" => reason).increment(1);
+}
+
+/// A webhook delivery of `kind` was accepted, `latency` after its feed row was written.
+pub fn webhook_delivered(chain: crate::types::Chain, kind: &'static str, latency: Duration) {
+    counter!(WEBHOOK_DELIVERED, "chain" => chain.name(), "kind" => kind).increment(1);
+    metrics::histogram!(WEBHOOK_LATENCY, "chain" => chain.name()).record(latency.as_secs_f64());
+}
+
+/// A webhook delivery attempt failed.
+pub fn webhook_failed(chain: crate::types::Chain) {
+    counter!(WEBHOOK_FAILURES, "chain" => chain.name()).increment(1);
+}
+
+/// How many feed rows stream `stream` had yet to deliver when it last read.
+pub fn webhook_behind(stream: &str, rows: i64) {
+    gauge!(WEBHOOK_BEHIND, "stream" => stream.to_string()).set(rows as f64);
 }
 
 /// Counts a request refused by the rate limiter.

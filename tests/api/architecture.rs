@@ -38,13 +38,21 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["decode", "lists", "store", "telemetry", "tls", "types"],
     ),
     ("demo", &["import", "lists", "store", "types"]),
+    // Webhook streams: their management and the delivery worker, over the change feed.
+    (
+        "webhooks",
+        &["decode", "query", "store", "telemetry", "tls", "types"],
+    ),
     // The application below its adapters.
     (
         "app",
         &["keys", "offchain", "query", "store", "telemetry", "types"],
     ),
     // The adapters.
-    ("rest", &["app", "demo", "offchain", "query", "types"]),
+    (
+        "rest",
+        &["app", "demo", "offchain", "query", "types", "webhooks"],
+    ),
     ("graphql", &["app", "query", "telemetry", "types"]),
     ("ops", &["app", "store", "telemetry", "types"]),
     // The one route list.
@@ -65,6 +73,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "store",
             "telemetry",
             "types",
+            "webhooks",
         ],
     ),
 ];

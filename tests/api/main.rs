@@ -27,3 +27,4 @@ mod playground_browser;
 mod point_in_time;
 mod rest_inprocess;
 mod sdk_clients;
+mod streams_routes;

@@ -156,6 +156,11 @@ fn is_a_complete_openapi_3_1_document() {
         .iter()
         .filter(|op| op.support == Support::Served)
         .map(|op| (op.path.to_string(), op.method.to_lowercase(), op.id))
+        .chain(
+            tokenql::rest::streams::OPERATIONS
+                .iter()
+                .map(|(path, method, id)| (path.to_string(), method.to_string(), *id)),
+        )
         .collect();
     want.sort();
     let mut got: Vec<(String, String, &str)> = doc["paths"]

@@ -1,7 +1,8 @@
 //! The suites that run a real chain (anvil), processes or database servers of their own, in one
 //! binary: the indexer (sync, chain, faults, crash and failover), history on demand, the
-//! off-chain workers, live push (subscriptions through reorgs), streaming replication, one snapshot per answer and the Redis-shared rate
-//! limits. Test names are `suite::[backend::]name`.
+//! off-chain workers, live push (subscriptions through reorgs), streaming replication, one
+//! snapshot per answer, the Redis-shared rate limits, and webhook deliveries (Moralis Streams)
+//! through reorgs, crashes and a receiver down. Test names are `suite::[backend::]name`.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -19,3 +20,4 @@ mod pinned_walks;
 mod replication;
 mod shared_limits;
 mod snapshot;
+mod webhooks;

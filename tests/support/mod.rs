@@ -17,6 +17,7 @@
 //! - [`live`]: a GraphQL-over-WebSocket client (`graphql-transport-ws`, `graphql-ws`).
 //! - [`pg`]: PostgreSQL primary + streaming replica started from the server programs.
 //! - [`validator`]: the small JSON Schema validator of the OpenAPI document's subset.
+//! - [`webhooks`]: a webhook receiver that verifies Moralis's `x-signature`.
 //!
 //! Files under here may also be `#[path]`-included by `benches/`: they name their siblings with
 //! `super::`, never `crate::`.
@@ -34,3 +35,4 @@ pub mod offchain;
 pub mod pg;
 pub mod proxy;
 pub mod validator;
+pub mod webhooks;

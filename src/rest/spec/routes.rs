@@ -552,3 +552,14 @@ pub const TOKEN_OWNERS: &[ParamSpec] = &[
 
 /// The query parameters of `GET /erc20/{address}/stats`.
 pub const TOKEN_STATS: &[ParamSpec] = &[CHAIN];
+
+/// `GET /streams/evm` and `GET /streams/evm/{id}/address`: Moralis Streams' pages.
+pub const STREAMS_PAGE: &[ParamSpec] = &[
+    LIMIT,
+    ParamSpec {
+        name: "cursor",
+        kind: Kind::Cursor,
+        description: "The `cursor` of the previous answer, to get the next page (the last \
+            stream id, or the last address, of that page). A malformed cursor is a 400.",
+    },
+];

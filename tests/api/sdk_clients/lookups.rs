@@ -61,11 +61,15 @@ fn cargo_version() -> String {
         .to_string()
 }
 
-/// The served operations by the OpenAPI document, as `endpointWeights` writes them.
+/// The served Data API operations of the OpenAPI document, as `endpointWeights` writes them.
 fn documented() -> Vec<Value> {
     let doc = serde_json::to_value(tokenql::rest::openapi::document()).expect("document");
     let mut ops: Vec<(String, String)> = Vec::new();
     for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+        // The Streams routes are another API's (Moralis Streams), not the Data API's weights.
+        if tokenql::rest::streams::at_root(path) {
+            continue;
+        }
         for op in item.as_object().into_iter().flat_map(|o| o.values()) {
             if let Some(id) = op["operationId"].as_str() {
                 ops.push((id.to_string(), path.replace('{', ":").replace('}', "")));
