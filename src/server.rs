@@ -116,8 +116,12 @@ pub fn router(state: AppState) -> Router {
         state.clone(),
         rest_auth,
     ));
+    // At the root, as Moralis's streams host serves them; also under the Data API's prefixes,
+    // for a client configured with one base URL (and the document's global server).
     let app = Router::new()
         .merge(api)
+        .nest("/api/v2", streams.clone())
+        .nest("/api/v2.2", streams.clone())
         .merge(streams)
         .merge(crate::rest::openapi::routes())
         .route("/healthz", get(health::healthz))

@@ -387,7 +387,9 @@ async fn deliver(ctx: &Ctx, s: &Stream, chain: Chain, d: &Delivery) -> Result<()
         tag: &s.tag,
         chain,
     };
-    let mut attempt = 0u32;
+    // A delivery that failed before a restart is the same one (its position was not saved):
+    // its attempts go on counting from the stored failures.
+    let mut attempt = u32::try_from(s.failures).unwrap_or(0);
     loop {
         ctx.keep(&s.id).await?;
         let b = body(to, d, &meta, attempt);

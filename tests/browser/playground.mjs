@@ -81,23 +81,23 @@ const EXAMPLES = [
 // Runs the active tab's subscription: a WebSocket to /graphql carrying the key in
 // connection_init, and the changes the test's server writes meanwhile in the result pane.
 async function runSubscriptionTab(page, operationName, needles) {
-  const socket = page.waitForEvent('websocket', { timeout: STEP_MS });
-  socket.catch(() => {});
+  // Frames are recorded from the socket's first moment: connection_init goes out at once.
+  const sockets = [];
+  const sent = [];
+  page.on('websocket', (ws) => {
+    sockets.push(ws.url());
+    ws.on('framesent', (f) => sent.push(String(f.payload)));
+  });
   await page.locator('.graphiql-execute-button').click();
-  const ws = await guard(socket);
-  if (ws.url() !== new URL('/graphql', base).toString().replace(/^http/, 'ws')) {
-    throw new Error(`${operationName}: the WebSocket went to ${ws.url()}`);
-  }
-  const init = await guard(
-    ws.waitForEvent('framesent', {
-      predicate: (f) => String(f.payload).includes('connection_init'),
-      timeout: STEP_MS,
-    }),
-  );
-  if (!String(init.payload).includes(apiKey)) {
-    throw new Error(`${operationName}: connection_init without the key: ${init.payload}`);
-  }
   await waitForText(page, '.graphiql-response', needles, `${operationName} result`);
+  const wsUrl = new URL('/graphql', base).toString().replace(/^http/, 'ws');
+  if (!sockets.includes(wsUrl)) {
+    throw new Error(`${operationName}: no WebSocket to ${wsUrl} (saw ${JSON.stringify(sockets)})`);
+  }
+  const init = sent.find((p) => p.includes('connection_init'));
+  if (!init || !init.includes(apiKey)) {
+    throw new Error(`${operationName}: connection_init without the key: ${JSON.stringify(sent)}`);
+  }
   // Stop it (the execute button stops a running subscription).
   await page.locator('.graphiql-execute-button').click();
   log(`${operationName}: live changes over a WebSocket, shown in the result pane`);

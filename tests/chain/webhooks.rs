@@ -3,7 +3,7 @@
 //! management routes to a receiver in the test, which verifies `x-signature` as Moralis's SDK
 //! does. Transfers flow while reorgs of depth 1, 5 and 30 replace stored blocks, the serve
 //! process is SIGKILLed five times mid-delivery and restarted, and the receiver answers 500 for
-//! a while; then a receiver that keeps refusing puts the stream in `error`, and the status route
+//! a minute; then a receiver that keeps refusing puts the stream in `error`, and the status route
 //! resumes it. Afterwards the deliveries, deduplicated by `(streamId, block.hash, confirmed,
 //! removed)`, match the chain's own logs exactly: every surviving watched transfer was
 //! delivered unconfirmed and confirmed, every delivered transfer a reorg took away is listed in
@@ -41,8 +41,9 @@ struct Serve {
 }
 
 impl Serve {
+    /// The main scene's process: the receiver's minute down must not put the stream in error.
     fn start(app: &TestApp, rpc: &str, log: &std::path::Path) -> Serve {
-        Self::start_with(app, rpc, log, &[])
+        Self::start_with(app, rpc, log, &["--webhook-max-failures", "1000"])
     }
 
     fn start_with(app: &TestApp, rpc: &str, log: &std::path::Path, extra: &[&str]) -> Serve {
@@ -602,7 +603,9 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
             receiver.set_down(true);
         }
         if step == 8 {
-            tokio::time::sleep(Duration::from_millis(1500)).await;
+            // The receiver stays down for a minute (a restart of the server fell inside it):
+            // deliveries back off, up to 30 s apart, and resume once it answers again.
+            tokio::time::sleep(Duration::from_secs(60)).await;
             receiver.set_down(false);
         }
         if step == 9 {
@@ -647,7 +650,7 @@ async fn deliveries_match_the_chain_through_reorgs_crashes_and_outages(backend: 
         want.len()
     );
     let settled = |[_, confirmed, _]: &[BTreeSet<Key>; 3]| want.is_subset(confirmed);
-    if !until(&receiver, Duration::from_secs(60), settled).await {
+    if !until(&receiver, Duration::from_secs(90), settled).await {
         let (bodies, _) = receiver.snapshot();
         let [u, c, r] = deduplicated(&bodies);
         panic!(
