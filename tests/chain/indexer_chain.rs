@@ -571,7 +571,14 @@ async fn too_deep_a_reorg_stops_the_chain(backend: Backend) {
     let indexer = Indexer::start(&app.db, &chain.url, |c| c.max_reorg_depth = 3);
     wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
     let before = api_erc20(&app, &chain.accounts[1]).await;
-    chain.reorg(6, json!([])).await;
+    // The new blocks carry a transfer: six empty blocks mined in the same second as the old
+    // ones could come out identical, and then there is no reorg to see.
+    let moved = calldata(transferCall {
+        to: addr(&chain.accounts[2]),
+        amount: u(1),
+    });
+    let tx = json!({"from": chain.accounts[1], "to": tok, "gas": "0x100000", "data": hex(&moved)});
+    chain.reorg(6, json!([[tx, 0]])).await;
     let r = tokio::time::timeout(Duration::from_secs(30), indexer.task)
         .await
         .expect("the chain stops")
