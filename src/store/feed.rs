@@ -294,7 +294,7 @@ fn row(
     records: &Records,
     now: i64,
 ) -> Result<change_feed::ActiveModel, DbErr> {
-    let mut model = change_feed::ActiveModel::from(change_feed::Model {
+    Ok(change_feed::ActiveModel::from(change_feed::Model {
         id: 0,
         chain_id: cid,
         kind,
@@ -304,19 +304,25 @@ fn row(
         head_block: head,
         records: to_json(records)?,
         created_ms: now,
-    });
-    model.id = sea_orm::ActiveValue::NotSet;
-    Ok(model)
+    }))
 }
 
-/// Inserts `rows` in order, a statement per row (their ids must follow their order).
+/// Rows per `INSERT` (a row holds a block's transfers as JSON: keep statements moderate).
+const ROWS_PER_INSERT: usize = 64;
+
+/// Inserts `rows` in order, a multi-row `INSERT` per [`ROWS_PER_INSERT`]: every backend gives
+/// the rows of one `INSERT … VALUES` their auto-increment ids in the order of the values, so ids
+/// follow `rows`' order (a statement per row cost a round trip per block while catching up).
 async fn insert<C: ConnectionTrait>(
     txn: &C,
     rows: Vec<change_feed::ActiveModel>,
 ) -> Result<(), DbErr> {
-    for mut r in rows {
+    let mut rows = rows;
+    for r in &mut rows {
         r.id = sea_orm::ActiveValue::NotSet;
-        change_feed::Entity::insert(r)
+    }
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        change_feed::Entity::insert_many(chunk.to_vec())
             .exec_without_returning(txn)
             .await?;
     }
