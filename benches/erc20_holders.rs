@@ -313,16 +313,18 @@ fn stmt(db: &DatabaseConnection, sql: &str, values: Vec<Value>) -> Statement {
 /// 2^63: the raw questions get the easy version of the sum).
 fn amount(backend: DbBackend) -> &'static str {
     match backend {
-        DbBackend::Postgres => "(('x' || substr(value, 49))::bit(64)::bigint)::numeric",
-        _ => "CAST(CONV(SUBSTR(value, 49), 16, 10) AS DECIMAL(65, 0))",
+        DbBackend::Postgres => {
+            "(('x' || encode(substr(value, 25), 'hex'))::bit(64)::bigint)::numeric"
+        }
+        _ => "CAST(CONV(HEX(SUBSTR(value, 25)), 16, 10) AS DECIMAL(65, 0))",
     }
 }
 
 /// The raw questions: (name, statement), asked directly on the database.
 fn raw_questions(db: &DatabaseConnection) -> Vec<(&'static str, Statement)> {
     let backend = db.get_database_backend();
-    let token = big_token().to_string();
-    let w = wallet().to_string();
+    let token = big_token();
+    let w = wallet();
     let mut out = vec![
         (
             "owners: table, SQL",
@@ -331,7 +333,7 @@ fn raw_questions(db: &DatabaseConnection) -> Vec<(&'static str, Statement)> {
                 "SELECT owner_address, balance FROM erc20_balances WHERE chain_id = 1 AND \
                  contract_address = ? AND wraps = 0 ORDER BY balance DESC, owner_address DESC \
                  LIMIT 101",
-                vec![token.clone().into()],
+                vec![token.into()],
             ),
         ),
         (
@@ -340,7 +342,7 @@ fn raw_questions(db: &DatabaseConnection) -> Vec<(&'static str, Statement)> {
                 db,
                 "SELECT contract_address, balance FROM erc20_balances WHERE chain_id = 1 AND \
                  owner_address = ? AND wraps = 0 ORDER BY contract_address",
-                vec![w.clone().into()],
+                vec![w.into()],
             ),
         ),
     ];
@@ -358,10 +360,10 @@ fn raw_questions(db: &DatabaseConnection) -> Vec<(&'static str, Statement)> {
              WHERE chain_id = 1 AND contract_address = ? \
              UNION ALL SELECT from_address AS holder, -{a} AS amount FROM erc20_transfers \
              WHERE chain_id = 1 AND contract_address = ?) m \
-             WHERE holder <> '{ZERO}' GROUP BY holder HAVING SUM(amount) > 0 \
+             WHERE holder <> ? GROUP BY holder HAVING SUM(amount) > 0 \
              ORDER BY bal DESC, holder DESC LIMIT 101"
             ),
-            vec![token.clone().into(), token.into()],
+            vec![token.into(), token.into(), ZERO.into()],
         ),
     ));
     out.push((
@@ -376,7 +378,7 @@ fn raw_questions(db: &DatabaseConnection) -> Vec<(&'static str, Statement)> {
              WHERE chain_id = 1 AND from_address = ?) m \
              GROUP BY contract_address HAVING SUM(amount) > 0 ORDER BY contract_address"
             ),
-            vec![w.clone().into(), w.into()],
+            vec![w.into(), w.into()],
         ),
     ));
     out
@@ -426,7 +428,7 @@ async fn run(backend: &str, args: &Args) -> anyhow::Result<()> {
         .query_one_raw(stmt(
             &db,
             "SELECT transfers FROM erc20_token_totals WHERE chain_id = 1 AND contract_address = ?",
-            vec![big_token().to_string().into()],
+            vec![big_token().into()],
         ))
         .await?
         .and_then(|r| r.try_get::<i64>("", "transfers").ok());

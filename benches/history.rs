@@ -689,7 +689,10 @@ async fn scope_state(db: &DatabaseConnection, t: &Target) -> Option<String> {
     scope_sync::Entity::find()
         .filter(scope_sync::Column::ChainId.eq(Chain::ETH.db_id()))
         .filter(scope_sync::Column::Scope.eq(t.kind))
-        .filter(scope_sync::Column::Address.eq(t.address.as_str()))
+        .filter(
+            scope_sync::Column::Address
+                .eq(tokenql::types::Address::parse(&t.address).expect("an address")),
+        )
         .one(db)
         .await
         .ok()

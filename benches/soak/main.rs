@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Parser;
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 
 use anvil::{token_ctor, Anvil};
 use common::{Backend, FreshDb, TestApp};
@@ -130,6 +130,15 @@ fn backend(name: &str) -> anyhow::Result<Backend> {
         std::env::set_var(var, default);
     }
     Ok(b)
+}
+
+/// An address (`0x…` text) as a binary literal of the backend's SQL.
+fn bytes_literal(backend: DbBackend, address: &str) -> String {
+    let hex = address.trim_start_matches("0x").to_lowercase();
+    match backend {
+        DbBackend::Postgres => format!("'\\x{hex}'::bytea"),
+        _ => format!("X'{hex}'"),
+    }
 }
 
 async fn scalar(db: &DatabaseConnection, sql: &str) -> Option<i64> {
@@ -652,8 +661,8 @@ async fn indexer_soak(args: &Args, backend: Backend) -> anyhow::Result<bool> {
     let bulk_got = scalar(
         &fresh.db,
         &format!(
-            "SELECT COUNT(*) FROM erc20_transfers WHERE contract_address = '{}'",
-            bulk
+            "SELECT COUNT(*) FROM erc20_transfers WHERE contract_address = {}",
+            bytes_literal(fresh.db.get_database_backend(), &bulk)
         ),
     )
     .await;

@@ -6,10 +6,12 @@
 //!
 //! Value conventions shared with the entity layer:
 //! - chain ids and block numbers are `BIGINT` (palm's id does not fit 32 bits);
-//! - addresses are 42-character lowercase `0x` strings, hashes 66-character ones;
-//! - uint256 values (amounts, token ids) are 64-character zero-padded lowercase hex without
-//!   `0x`: exact on every backend (MySQL's DECIMAL stops at 65 digits, uint256 needs 78) and
-//!   ordered numerically by plain string comparison, which keyset pagination relies on;
+//! - addresses, block and transaction hashes and uint256 values (amounts, token ids, balances)
+//!   are binary: 20 bytes, 32 bytes, and 32 big-endian bytes, exact on every backend (MySQL's
+//!   DECIMAL stops at 65 digits, uint256 needs 78) and ordered numerically by plain byte
+//!   comparison, which keyset pagination relies on. Migrations before
+//!   `m20261128_000012_binary_columns` wrote them as lowercase hex text (`0x` and 40 or 64
+//!   digits; uint256 as 64 digits without `0x`), and that migration converts them;
 //! - timestamps are `BIGINT` seconds (block times) or milliseconds (sync times).
 
 pub use sea_orm_migration::prelude::*;
@@ -25,6 +27,7 @@ mod m20261125_000008_nft_owner_index;
 mod m20261126_000009_erc20_balances;
 mod m20261127_000010_change_feed;
 mod m20261127_000011_streams;
+mod m20261128_000012_binary_columns;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -44,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000009_erc20_balances::Migration),
             Box::new(m20261127_000010_change_feed::Migration),
             Box::new(m20261127_000011_streams::Migration),
+            Box::new(m20261128_000012_binary_columns::Migration),
         ]
     }
 }

@@ -1,7 +1,7 @@
 //! One ERC20 `Transfer` log.
 use sea_orm::entity::prelude::*;
 
-use crate::types::{Address, Uint256};
+use crate::types::{Address, Hash32, Uint256};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "erc20_transfers")]
@@ -12,9 +12,9 @@ pub struct Model {
     pub block_number: i64,
     #[sea_orm(primary_key, auto_increment = false)]
     pub log_index: i32,
-    pub block_hash: String,
+    pub block_hash: Hash32,
     pub block_timestamp: i64,
-    pub transaction_hash: String,
+    pub transaction_hash: Hash32,
     pub transaction_index: i32,
     pub contract_address: Address,
     pub from_address: Address,

@@ -1,7 +1,7 @@
 //! One NFT movement: an ERC721 `Transfer`, an ERC1155 `TransferSingle`, or one id of a `TransferBatch` (`batch_index` is its position in the batch).
 use sea_orm::entity::prelude::*;
 
-use crate::types::{Address, TokenStandard, Uint256};
+use crate::types::{Address, Hash32, TokenStandard, Uint256};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "nft_transfers")]
@@ -14,9 +14,9 @@ pub struct Model {
     pub log_index: i32,
     #[sea_orm(primary_key, auto_increment = false)]
     pub batch_index: i32,
-    pub block_hash: String,
+    pub block_hash: Hash32,
     pub block_timestamp: i64,
-    pub transaction_hash: String,
+    pub transaction_hash: Hash32,
     pub transaction_index: i32,
     pub contract_address: Address,
     /// `ERC721` or `ERC1155`.

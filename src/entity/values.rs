@@ -1,11 +1,14 @@
-//! Typed columns: addresses, uint256 values and token standards are stored as text (see
-//! docs/ARCHITECTURE.md, "Storage conventions") and read straight into the boundary types, so no
-//! code past the entity layer parses a stored string back. A stored value that does not parse
-//! is a corrupt row: reading it fails with a `DbErr` naming the type (never a wrong value).
+//! Typed columns, read straight into the boundary types, so no code past the entity layer
+//! parses a stored value back. A stored value that does not parse is a corrupt row: reading it
+//! fails with a `DbErr` naming the type (never a wrong value). See docs/ARCHITECTURE.md,
+//! "Storage conventions".
 //!
-//! - [`Address`]: 42-character lowercase `0x` text;
-//! - [`Uint256`]: 64 lowercase hex digits, zero-padded, so that text order is numeric order;
-//! - [`TokenStandard`]: `ERC20`, `ERC721` or `ERC1155`.
+//! Binary (`bytea` on PostgreSQL, `VARBINARY` on MySQL/MariaDB, `BLOB` on SQLite):
+//! - [`Address`]: its 20 bytes;
+//! - [`Uint256`]: 32 big-endian bytes, so that byte order is numeric order;
+//! - [`Hash32`]: a block or transaction hash, its 32 bytes.
+//!
+//! Text: [`TokenStandard`]: `ERC20`, `ERC721` or `ERC1155`.
 
 use std::sync::Arc;
 
@@ -14,7 +17,82 @@ use sea_orm::sqlx::Row as _;
 use sea_orm::{ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryGetError};
 use sea_orm::{TryFromU64, TryGetable, Value};
 
-use crate::types::{Address, ParseError, TokenStandard, Uint256};
+use crate::types::{Address, Hash32, ParseError, TokenStandard, Uint256};
+
+/// The sea-orm traits every typed column shares: `$null` is its NULL value.
+macro_rules! column_common {
+    ($ty:ty, $name:literal, $null:expr) => {
+        impl Nullable for $ty {
+            fn null() -> Value {
+                $null
+            }
+        }
+
+        impl IntoActiveValue<$ty> for $ty {
+            fn into_active_value(self) -> ActiveValue<$ty> {
+                ActiveValue::Set(self)
+            }
+        }
+
+        /// Never an auto-incremented key: sea-orm asks only to read back such keys.
+        impl TryFromU64 for $ty {
+            fn try_from_u64(_: u64) -> Result<Self, DbErr> {
+                Err(DbErr::Custom(format!("{} is not a generated key", $name)))
+            }
+        }
+    };
+}
+
+/// The error of a stored value that does not read as `into`.
+fn corrupt(from: &'static str, into: &'static str, e: ParseError) -> TryGetError {
+    TryGetError::DbErr(DbErr::TryIntoErr {
+        from,
+        into,
+        source: Arc::new(e),
+    })
+}
+
+/// Implements the sea-orm column traits of a boundary type stored as bytes: `$write` gives the
+/// stored bytes, `$read` reads them back.
+macro_rules! bytes_column {
+    ($ty:ty, $name:literal, $write:expr, $read:expr) => {
+        impl From<$ty> for Value {
+            fn from(v: $ty) -> Self {
+                let write: fn(&$ty) -> Vec<u8> = $write;
+                Value::Bytes(Some(write(&v)))
+            }
+        }
+
+        impl TryGetable for $ty {
+            fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Self, TryGetError> {
+                let read: fn(&[u8]) -> Result<$ty, ParseError> = $read;
+                read_bytes(res, idx, read)?.map_err(|e| corrupt("bytes", $name, e))
+            }
+        }
+
+        impl ValueType for $ty {
+            fn try_from(v: Value) -> Result<Self, ValueTypeErr> {
+                let bytes = <Vec<u8> as ValueType>::try_from(v)?;
+                let read: fn(&[u8]) -> Result<$ty, ParseError> = $read;
+                read(&bytes).map_err(|_| ValueTypeErr)
+            }
+
+            fn type_name() -> String {
+                $name.to_string()
+            }
+
+            fn array_type() -> ArrayType {
+                ArrayType::Bytes
+            }
+
+            fn column_type() -> ColumnType {
+                ColumnType::VarBinary(StringLen::None)
+            }
+        }
+
+        column_common!($ty, $name, Value::Bytes(None));
+    };
+}
 
 /// Implements the sea-orm column traits of a boundary type stored as text: `$write` gives the
 /// stored text, `$read` parses it back.
@@ -30,13 +108,8 @@ macro_rules! text_column {
         impl TryGetable for $ty {
             fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Self, TryGetError> {
                 let read: fn(&str) -> Result<$ty, ParseError> = $read;
-                read_text(res, idx, read)?.map_err(|e| {
-                    TryGetError::DbErr(DbErr::TryIntoErr {
-                        from: "String",
-                        into: $name,
-                        source: Arc::new(e),
-                    })
-                })
+                String::try_get_by(res, idx)
+                    .and_then(|t| read(&t).map_err(|e| corrupt("String", $name, e)))
             }
         }
 
@@ -60,48 +133,31 @@ macro_rules! text_column {
             }
         }
 
-        impl Nullable for $ty {
-            fn null() -> Value {
-                Value::String(None)
-            }
-        }
-
-        impl IntoActiveValue<$ty> for $ty {
-            fn into_active_value(self) -> ActiveValue<$ty> {
-                ActiveValue::Set(self)
-            }
-        }
-
-        /// Never an auto-incremented key: sea-orm asks only to read back such keys.
-        impl TryFromU64 for $ty {
-            fn try_from_u64(_: u64) -> Result<Self, DbErr> {
-                Err(DbErr::Custom(format!("{} is not a generated key", $name)))
-            }
-        }
+        column_common!($ty, $name, Value::String(None));
     };
 }
 
-/// `read` of the text stored in column `idx`, borrowed from the row where the driver allows it
-/// (no copy of each value: a page reads hundreds), else of the text as sea-orm reads a `String`,
-/// which also gives sea-orm's own errors (a NULL, a column of another type). A NULL is asked
-/// for as one: SQLite would decode it as an empty text.
-fn read_text<I: ColIdx, T>(
+/// `read` of the bytes stored in column `idx`, borrowed from the row where the driver allows it
+/// (no copy of each value: a page reads hundreds), else of the bytes as sea-orm reads a
+/// `Vec<u8>`, which also gives sea-orm's own errors (a NULL, a column of another type). A NULL
+/// is asked for as one.
+fn read_bytes<I: ColIdx, T>(
     res: &QueryResult,
     idx: I,
-    read: impl Fn(&str) -> T,
+    read: impl Fn(&[u8]) -> T,
 ) -> Result<T, TryGetError> {
     let borrowed = if let Some(row) = res.try_as_pg_row() {
-        row.try_get::<Option<&str>, _>(idx.as_sqlx_postgres_index())
+        row.try_get::<Option<&[u8]>, _>(idx.as_sqlx_postgres_index())
             .ok()
             .flatten()
             .map(&read)
     } else if let Some(row) = res.try_as_mysql_row() {
-        row.try_get::<Option<&str>, _>(idx.as_sqlx_mysql_index())
+        row.try_get::<Option<&[u8]>, _>(idx.as_sqlx_mysql_index())
             .ok()
             .flatten()
             .map(&read)
     } else if let Some(row) = res.try_as_sqlite_row() {
-        row.try_get::<Option<&str>, _>(idx.as_sqlx_sqlite_index())
+        row.try_get::<Option<&[u8]>, _>(idx.as_sqlx_sqlite_index())
             .ok()
             .flatten()
             .map(&read)
@@ -110,12 +166,28 @@ fn read_text<I: ColIdx, T>(
     };
     match borrowed {
         Some(value) => Ok(value),
-        None => String::try_get_by(res, idx).map(|text| read(&text)),
+        None => Vec::<u8>::try_get_by(res, idx).map(|bytes| read(&bytes)),
     }
 }
 
-text_column!(Address, "Address", |a| a.to_string(), Address::parse);
-text_column!(Uint256, "Uint256", Uint256::to_db, Uint256::from_db);
+/// `N` stored bytes as an array, or the error naming what they should have been.
+fn exact<const N: usize>(b: &[u8], what: &str) -> Result<[u8; N], ParseError> {
+    b.try_into()
+        .map_err(|_| ParseError::new(format!("stored {what} is {} bytes, not {N}", b.len())))
+}
+
+bytes_column!(Address, "Address", |a| a.as_bytes().to_vec(), |b| exact(
+    b, "address"
+)
+.map(Address::from_bytes));
+bytes_column!(Uint256, "Uint256", |u| u.to_be_bytes().to_vec(), |b| exact(
+    b, "uint256"
+)
+.map(|b| Uint256::from_be_bytes(&b)));
+bytes_column!(Hash32, "Hash32", |h| h.as_bytes().to_vec(), |b| exact(
+    b, "hash"
+)
+.map(Hash32::from_bytes));
 text_column!(
     TokenStandard,
     "TokenStandard",
@@ -128,19 +200,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_are_stored_in_the_one_text_form() {
+    fn values_are_stored_in_their_one_binary_form() {
         let a = Address::parse("0xAbC0000000000000000000000000000000000001")
             .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            Value::from(a),
-            Value::String(Some(
-                "0xabc0000000000000000000000000000000000001".to_string()
-            ))
-        );
+        let mut bytes = [0u8; 20];
+        bytes[0] = 0xab;
+        bytes[1] = 0xc0;
+        bytes[19] = 1;
+        assert_eq!(Value::from(a), Value::Bytes(Some(bytes.to_vec())));
         let v = Uint256::from_u64(255);
         let stored = Value::from(v);
-        assert_eq!(stored, Value::String(Some(format!("{:0>64}", "ff"))));
+        let mut word = [0u8; 32];
+        word[31] = 0xff;
+        assert_eq!(stored, Value::Bytes(Some(word.to_vec())));
         assert_eq!(<Uint256 as ValueType>::try_from(stored).ok(), Some(v));
+        let h = Hash32::from_bytes([7; 32]);
+        assert_eq!(
+            <Hash32 as ValueType>::try_from(Value::from(h)).ok(),
+            Some(h)
+        );
         assert_eq!(
             Value::from(TokenStandard::Erc1155),
             Value::String(Some("ERC1155".to_string()))
@@ -148,10 +226,20 @@ mod tests {
     }
 
     #[test]
+    fn byte_order_is_numeric_order() {
+        let bytes = |n: u64| Uint256::from_u64(n).to_be_bytes();
+        assert!(bytes(9) < bytes(10) && bytes(255) < bytes(256));
+        assert!(bytes(u64::MAX) < Uint256::MAX.to_be_bytes());
+    }
+
+    #[test]
     fn a_stored_value_that_does_not_parse_is_an_error() {
+        let short = Value::Bytes(Some(vec![0x12]));
+        assert!(<Address as ValueType>::try_from(short.clone()).is_err());
+        assert!(<Uint256 as ValueType>::try_from(short.clone()).is_err());
+        assert!(<Hash32 as ValueType>::try_from(short).is_err());
         let bad = Value::String(Some("0x12".to_string()));
         assert!(<Address as ValueType>::try_from(bad.clone()).is_err());
-        assert!(<Uint256 as ValueType>::try_from(bad.clone()).is_err());
         assert!(<TokenStandard as ValueType>::try_from(bad).is_err());
     }
 }

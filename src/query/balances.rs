@@ -46,7 +46,7 @@ impl TokenBalanceQuery {
             self.chain.id(),
             self.owner,
             self.to_block.map_or(String::new(), |b| b.0.to_string()),
-            self.token_addresses.db_strings().join(","),
+            self.token_addresses.texts().join(","),
             self.exclude_spam
         ))
     }
@@ -77,7 +77,7 @@ impl TokenBalanceQuery {
     fn filter(&self, certain_only: bool) -> Condition {
         let mut c = Condition::all().add(T::ChainId.eq(self.chain.db_id()));
         if !self.token_addresses.is_empty() {
-            c = c.add(T::ContractAddress.is_in(padded(self.token_addresses.db_strings())));
+            c = c.add(T::ContractAddress.is_in(padded(self.token_addresses.to_vec())));
         }
         if let Some(b) = self.to_block {
             c = c.add(T::BlockNumber.lte(b.db()));
@@ -284,7 +284,7 @@ async fn kept_balances(
         .filter(B::OwnerAddress.eq(q.owner))
         .filter(B::Wraps.eq(0));
     if !q.token_addresses.is_empty() {
-        find = find.filter(B::ContractAddress.is_in(padded(q.token_addresses.db_strings())));
+        find = find.filter(B::ContractAddress.is_in(padded(q.token_addresses.to_vec())));
     }
     if q.exclude_spam {
         find = find.filter(B::ContractAddress.not_in_subquery(spam_contracts(q.chain)));
@@ -312,11 +312,11 @@ async fn summed_balances(
     q: &TokenBalanceQuery,
     certain_only: bool,
 ) -> Result<Vec<TokenBalance>, QueryError> {
-    let owner = q.owner.to_string();
+    let owner = q.owner;
     let side = |column: T| {
         erc20_transfer::Entity::find()
             .filter(q.filter(certain_only))
-            .filter(column.eq(owner.clone()))
+            .filter(column.eq(owner))
             .select_only()
             .column(T::ContractAddress)
             .column(T::Value)

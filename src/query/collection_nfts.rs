@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use alloy::primitives::U512;
 use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::IdenStatic as _;
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
     QuerySelect,
@@ -25,6 +26,7 @@ use super::{
     CollectionNft, CollectionNftsQuery, Edge, Key, KeyPart, Page, QueryError, QueryService,
 };
 use crate::entity::nft_holding;
+use crate::store::dialect::Dialect;
 use crate::store::lists::padded;
 use crate::types::{Address, Scope, TokenStandard, Uint256};
 
@@ -54,7 +56,7 @@ impl CollectionNftsQuery {
     fn digest(&self) -> String {
         let mut text = format!("cnfts|{}|{}", self.chain.id(), self.contract);
         if let Some(t) = self.token {
-            text.push_str(&format!("|{}", t.to_db()));
+            text.push_str(&format!("|{}", t.to_hex64()));
         }
         if let Some(b) = self.at_block {
             text.push_str(&format!("|at{b}"));
@@ -65,7 +67,7 @@ impl CollectionNftsQuery {
     fn filter(&self) -> Condition {
         let c = Condition::all()
             .add(H::ChainId.eq(self.chain.db_id()))
-            .add(H::ContractAddress.eq(self.contract.to_string()));
+            .add(H::ContractAddress.eq(self.contract));
         match self.token {
             Some(t) => c.add(H::TokenId.eq(t)),
             None => c,
@@ -237,14 +239,18 @@ pub(super) async fn held_tokens(
     filter: Condition,
     limit: u64,
 ) -> Result<Vec<Token>, QueryError> {
+    let dialect = Dialect::of(db);
     Ok(nft_holding::Entity::find()
         .filter(filter)
         .select_only()
         .column(H::TokenId)
         .column_as(Expr::col(H::ContractType).max(), "contract_type")
         .column_as(Expr::col(H::OwnerAddress).count(), "holders")
-        .column_as(Expr::col(H::OwnerAddress).min(), "owner")
-        .column_as(Expr::col(H::Amount).max(), "amount")
+        .column_as(
+            dialect.binary_extreme(H::OwnerAddress.as_str(), true),
+            "owner",
+        )
+        .column_as(dialect.binary_extreme(H::Amount.as_str(), false), "amount")
         .column_as(Expr::col(H::BlockNumber).max(), "block_number")
         .group_by(H::TokenId)
         .order_by_asc(H::TokenId)

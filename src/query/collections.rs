@@ -76,7 +76,7 @@ impl WalletCollectionsQuery {
     fn filter(&self) -> Condition {
         let mut c = Condition::all()
             .add(H::ChainId.eq(self.chain.db_id()))
-            .add(H::OwnerAddress.eq(self.owner.to_string()));
+            .add(H::OwnerAddress.eq(self.owner));
         if self.exclude_spam {
             c = c.add(not_spam(self.chain));
         }

@@ -131,7 +131,7 @@ impl QueryService {
             else {
                 continue;
             };
-            let id = src.erc1155.then(|| src.token_id.to_db());
+            let id = src.erc1155.then(|| src.token_id.to_hex64());
             match image_url(&meta, id.as_deref()) {
                 ImageRef::Url(url) => {
                     wanted

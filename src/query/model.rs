@@ -96,7 +96,7 @@ impl KeyPart {
         match self {
             KeyPart::Int(n) => n.to_string(),
             KeyPart::Address(a) => a.to_string(),
-            KeyPart::Uint(u) => u.to_db(),
+            KeyPart::Uint(u) => u.to_hex64(),
             KeyPart::Text(t) => t.clone(),
         }
     }

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::IdenStatic as _;
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect,
@@ -25,6 +26,7 @@ use super::{
     CollectionNft, ContractInfo, Edge, Key, KeyPart, Page, QueryError, QueryService, SyncStatus,
 };
 use crate::entity::{contract, nft_holding, nft_transfer};
+use crate::store::dialect::Dialect;
 use crate::types::{Address, Chain, PageSize, Scope, TokenStandard, Uint256};
 
 use nft_holding::Column as H;
@@ -154,6 +156,7 @@ impl QueryService {
         if !done.complete {
             filter = filter.add(certain_holdings(chain, view.start_block));
         }
+        let dialect = Dialect::of(snap.db());
         let grouped = if tokens.is_empty() {
             Vec::new()
         } else {
@@ -164,8 +167,11 @@ impl QueryService {
                 .column(H::TokenId)
                 .column_as(Expr::col(H::ContractType).max(), "contract_type")
                 .column_as(Expr::col(H::OwnerAddress).count(), "holders")
-                .column_as(Expr::col(H::OwnerAddress).min(), "owner")
-                .column_as(Expr::col(H::Amount).max(), "amount")
+                .column_as(
+                    dialect.binary_extreme(H::OwnerAddress.as_str(), true),
+                    "owner",
+                )
+                .column_as(dialect.binary_extreme(H::Amount.as_str(), false), "amount")
                 .column_as(Expr::col(H::BlockNumber).max(), "block_number")
                 .group_by(H::ContractAddress)
                 .group_by(H::TokenId)

@@ -34,7 +34,7 @@ impl NftTransferQuery {
             "nftx|{}|{}|{}|{}|{}|{}|{}|{}",
             self.chain.id(),
             self.wallet.map_or(String::new(), |w| w.to_string()),
-            self.contracts.db_strings().join(","),
+            self.contracts.texts().join(","),
             n(self.blocks.from.map(|b| b.0)),
             n(self.blocks.to.map(|b| b.0)),
             n(self.dates.from),
@@ -118,7 +118,7 @@ impl QueryService {
     ) -> Result<Page<NftTransfer>, QueryError> {
         let digest = match token_id {
             None => q.digest(),
-            Some(t) => query_digest(&format!("{}|{}", q.digest(), t.to_db())),
+            Some(t) => query_digest(&format!("{}|{}", q.digest(), t.to_hex64())),
         };
         let mut walk =
             Walk::<(i64, i32, i32)>::begin(self, CursorKind::NftTransfer, digest, after)?;
@@ -128,7 +128,7 @@ impl QueryService {
             base = base.add(T::BlockNumber.lte(pin as i64));
         }
         if let Some(t) = token_id {
-            base = base.add(T::TokenId.eq(t.to_db()));
+            base = base.add(T::TokenId.eq(t));
         }
         if let Some(&(block, log, batch)) = walk.position() {
             base = base.add(past(q.order, block, log, batch));
@@ -189,9 +189,9 @@ fn nft_move(r: nft_transfer::Model) -> Result<Edge<NftTransfer>, QueryError> {
         to: r.to_address,
         amount: r.amount,
         block_number: r.block_number.max(0) as u64,
-        block_hash: r.block_hash,
+        block_hash: r.block_hash.to_string(),
         block_timestamp: r.block_timestamp.max(0) as u64,
-        transaction_hash: r.transaction_hash,
+        transaction_hash: r.transaction_hash.to_string(),
         transaction_index: r.transaction_index.max(0) as u32,
         log_index: r.log_index.max(0) as u32,
         batch_index: r.batch_index.max(0) as u32,

@@ -26,7 +26,7 @@ impl NftQuery {
             "nft|{}|{}|{}|{}",
             self.chain.id(),
             self.owner,
-            self.token_addresses.db_strings().join(","),
+            self.token_addresses.texts().join(","),
             self.exclude_spam
         );
         if let Some(b) = self.at_block {
@@ -38,9 +38,9 @@ impl NftQuery {
     fn filter(&self) -> Condition {
         let mut c = Condition::all()
             .add(H::ChainId.eq(self.chain.db_id()))
-            .add(H::OwnerAddress.eq(self.owner.to_string()));
+            .add(H::OwnerAddress.eq(self.owner));
         if !self.token_addresses.is_empty() {
-            c = c.add(H::ContractAddress.is_in(padded(self.token_addresses.db_strings())));
+            c = c.add(H::ContractAddress.is_in(padded(self.token_addresses.to_vec())));
         }
         if self.exclude_spam {
             c = c.add(not_spam(self.chain));

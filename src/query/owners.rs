@@ -20,7 +20,7 @@ impl NftOwnersQuery {
             "owners|{}|{}|{}",
             self.chain.id(),
             self.contract,
-            self.token_id.map_or(String::new(), |t| t.to_db()),
+            self.token_id.map_or(String::new(), |t| t.to_hex64()),
         );
         if let Some(b) = self.at_block {
             text.push_str(&format!("|at{b}"));
@@ -31,9 +31,9 @@ impl NftOwnersQuery {
     fn filter(&self) -> Condition {
         let mut c = Condition::all()
             .add(H::ChainId.eq(self.chain.db_id()))
-            .add(H::ContractAddress.eq(self.contract.to_string()));
+            .add(H::ContractAddress.eq(self.contract));
         if let Some(t) = self.token_id {
-            c = c.add(H::TokenId.eq(t.to_db()));
+            c = c.add(H::TokenId.eq(t));
         }
         c
     }

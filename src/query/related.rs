@@ -195,12 +195,12 @@ impl FromQueryResult for LabelRow {
     }
 }
 
-/// `SELECT <columns> FROM <table> WHERE chain_id = $1 AND address = ANY($2::text[])`
+/// `SELECT <columns> FROM <table> WHERE chain_id = $1 AND address = ANY($2::bytea[])`
 /// ([`by_addresses`]).
 fn by_address_sql(table: &str, columns: &[impl IdenStatic]) -> String {
     let columns: Vec<&str> = columns.iter().map(IdenStatic::as_str).collect();
     format!(
-        "SELECT {} FROM {table} WHERE chain_id = $1 AND address = ANY($2::text[])",
+        "SELECT {} FROM {table} WHERE chain_id = $1 AND address = ANY($2::bytea[])",
         columns.join(", ")
     )
 }

@@ -193,7 +193,7 @@ struct Collection {
 fn holdings(chain: Chain, contract: Address, partial: Option<Option<u64>>) -> Condition {
     let c = Condition::all()
         .add(H::ChainId.eq(chain.db_id()))
-        .add(H::ContractAddress.eq(contract.to_string()));
+        .add(H::ContractAddress.eq(contract));
     match partial {
         Some(start_block) => c.add(certain_holdings(chain, start_block)),
         None => c,
@@ -234,7 +234,7 @@ async fn read_collection(
         .await?;
     let rows: Vec<TokenRow> = nft_token::Entity::find()
         .filter(T::ChainId.eq(chain.db_id()))
-        .filter(T::ContractAddress.eq(contract.to_string()))
+        .filter(T::ContractAddress.eq(contract))
         .filter(T::TokenId.in_subquery(held_ids(holdings)))
         .select_only()
         .columns([

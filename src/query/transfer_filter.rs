@@ -68,13 +68,13 @@ impl TransferFilter {
     pub fn condition<C: TransferColumns>(&self) -> Condition {
         let mut c = Condition::all().add(C::CHAIN.eq(self.chain.db_id()));
         if !self.contracts.is_empty() {
-            c = c.add(C::CONTRACT.is_in(padded(self.contracts.db_strings())));
+            c = c.add(C::CONTRACT.is_in(padded(self.contracts.to_vec())));
         }
         if !self.exclude_contracts.is_empty() {
-            c = c.add(C::CONTRACT.is_not_in(padded(self.exclude_contracts.db_strings())));
+            c = c.add(C::CONTRACT.is_not_in(padded(self.exclude_contracts.to_vec())));
         }
         if !self.exclude_wallets.is_empty() {
-            let w = padded(self.exclude_wallets.db_strings());
+            let w = padded(self.exclude_wallets.to_vec());
             c = c.add(C::FROM.is_not_in(w.clone())).add(C::TO.is_not_in(w));
         }
         if let Some(f) = self.blocks.from {
@@ -126,18 +126,18 @@ impl TransferFilter {
     pub fn arms<C: TransferColumns>(&self) -> Vec<Condition> {
         if !self.wallets.is_empty() {
             self.wallets
-                .db_strings()
+                .to_vec()
                 .into_iter()
                 .flat_map(|w| {
                     [
-                        Condition::all().add(C::FROM.eq(w.clone())),
+                        Condition::all().add(C::FROM.eq(w)),
                         Condition::all().add(C::TO.eq(w)),
                     ]
                 })
                 .collect()
         } else if self.contracts.iter().nth(1).is_some() {
             self.contracts
-                .db_strings()
+                .to_vec()
                 .into_iter()
                 .map(|c| Condition::all().add(C::CONTRACT.eq(c)))
                 .collect()

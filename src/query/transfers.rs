@@ -15,7 +15,7 @@ use super::{
     DateRange, Edge, Erc20Transfer, Key, KeyPart, Page, QueryError, QueryService, TransferQuery,
 };
 use crate::entity::erc20_transfer;
-use crate::types::SortOrder;
+use crate::types::{Hash32, SortOrder};
 
 use erc20_transfer::Column as T;
 
@@ -31,10 +31,10 @@ impl TransferQuery {
         let mut text = format!(
             "erc20|{}|{}|{}|{}|{}|{}|{}",
             self.chain.id(),
-            self.wallets.db_strings().join(","),
-            self.contracts.db_strings().join(","),
-            self.exclude_wallets.db_strings().join(","),
-            self.exclude_contracts.db_strings().join(","),
+            self.wallets.texts().join(","),
+            self.contracts.texts().join(","),
+            self.exclude_wallets.texts().join(","),
+            self.exclude_contracts.texts().join(","),
             b(self.blocks.from),
             b(self.blocks.to),
         );
@@ -218,9 +218,9 @@ impl FromQueryResult for TransferRow {
             to: columns::typed(row, 4)?,
             value: columns::typed(row, 5)?,
             block_number: block_number.max(0) as u64,
-            block_hash: columns::typed(row, 6)?,
+            block_hash: columns::typed::<Hash32>(row, 6)?.to_string(),
             block_timestamp: columns::typed::<i64>(row, 7)?.max(0) as u64,
-            transaction_hash: columns::typed(row, 8)?,
+            transaction_hash: columns::typed::<Hash32>(row, 8)?.to_string(),
             transaction_index: columns::typed::<i32>(row, 9)?.max(0) as u32,
             log_index: log_index.max(0) as u32,
         };

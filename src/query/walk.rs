@@ -41,7 +41,7 @@ impl Part for Address {
 
 impl Part for Uint256 {
     fn parse(text: &str) -> Option<Self> {
-        Uint256::from_db(text).ok()
+        Uint256::from_hex64(text).ok()
     }
 }
 

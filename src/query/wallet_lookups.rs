@@ -16,7 +16,7 @@ use super::status::Needs;
 use super::transfer_filter::TransferColumns;
 use super::{QueryError, QueryService};
 use crate::entity::{chain_state, erc20_transfer, nft_holding, nft_transfer};
-use crate::types::{Address, Chain, Scope};
+use crate::types::{Address, Chain, Hash32, Scope};
 
 /// What a wallet counts on one chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +58,7 @@ fn wallet_needs(wallet: Address) -> Needs {
 }
 
 /// A transfer's position and facts, as read for an [`Activity`].
-type Mark = (i64, i32, i64, String);
+type Mark = (i64, i32, i64, Hash32);
 
 impl QueryService {
     /// The chains this database indexes (those with an indexing state), by chain id.
@@ -148,7 +148,7 @@ fn activity(m: &Mark) -> Activity {
     Activity {
         block_number: u64::try_from(m.0).unwrap_or(0),
         block_timestamp: u64::try_from(m.2).unwrap_or(0),
-        transaction_hash: m.3.clone(),
+        transaction_hash: m.3.to_string(),
     }
 }
 

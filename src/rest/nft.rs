@@ -150,7 +150,10 @@ impl NftRecord {
             .and_then(|t| t.metadata.as_ref())
             .and_then(|m| serde_json::from_str(m).ok().map(|v| (m.clone(), v)));
         let normalized_metadata = params.normalize_metadata.then(|| {
-            let erc1155_id = h.contract_type.is_multi_token().then(|| h.token_id.to_db());
+            let erc1155_id = h
+                .contract_type
+                .is_multi_token()
+                .then(|| h.token_id.to_hex64());
             NormalizedMetadata::for_token(parsed.as_ref().map(|(_, v)| v), erc1155_id.as_deref())
         });
         Self {

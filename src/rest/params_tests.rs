@@ -76,7 +76,7 @@ fn nft_everything_given() {
     assert_eq!(p.query.page_size.get(), 5);
     assert!(p.query.with_total);
     assert!(p.query.exclude_spam);
-    assert_eq!(p.query.token_addresses.db_strings(), vec![A.to_string()]);
+    assert_eq!(p.query.token_addresses.texts(), vec![A.to_string()]);
     assert_eq!(p.cursor.as_deref(), Some("abc.def"));
     assert!(p.normalize_metadata);
     assert!(p.media_items);
@@ -113,7 +113,7 @@ fn empty_values_are_refused_and_unknown_ones_ignored() {
 #[test]
 fn v2_2_transfer_routes_read_order_and_dates() {
     let p = TransferParams::parse_wallet(WALLET, None).unwrap();
-    assert_eq!(p.query.wallets.db_strings(), vec![WALLET.to_string()]);
+    assert_eq!(p.query.wallets.texts(), vec![WALLET.to_string()]);
     assert!(p.query.contracts.is_empty());
     assert_eq!(p.query.order, SortOrder::Desc);
     assert_eq!(p.query.dates, DateRange::default());
@@ -123,7 +123,7 @@ fn v2_2_transfer_routes_read_order_and_dates() {
     )
     .unwrap();
     assert!(p.query.wallets.is_empty());
-    assert_eq!(p.query.contracts.db_strings(), vec![A.to_string()]);
+    assert_eq!(p.query.contracts.texts(), vec![A.to_string()]);
     assert_eq!(p.query.order, SortOrder::Asc);
     assert_eq!(p.query.dates.from, Some(1_679_301_455));
     assert_eq!(p.query.dates.to, Some(1_679_301_500));

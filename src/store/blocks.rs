@@ -10,7 +10,6 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, Order, QueryFilter, QueryOrder, QuerySelect,
 };
 
-use crate::decode;
 use crate::entity::block;
 use crate::types::Chain;
 
@@ -31,11 +30,8 @@ pub struct StoredBlock {
 fn header(b: block::Model) -> Option<StoredBlock> {
     Some(StoredBlock {
         number: u64::try_from(b.number).ok()?,
-        hash: decode::parse_b256(&b.hash).ok()?,
-        parent_hash: match b.parent_hash {
-            Some(p) => Some(decode::parse_b256(&p).ok()?),
-            None => None,
-        },
+        hash: B256::from(*b.hash.as_bytes()),
+        parent_hash: b.parent_hash.map(|p| B256::from(*p.as_bytes())),
         timestamp: u64::try_from(b.timestamp).ok()?,
     })
 }
@@ -67,7 +63,7 @@ pub async fn by_hash<C: ConnectionTrait>(
     chain: Chain,
     hash: B256,
 ) -> Result<Option<StoredBlock>, DbErr> {
-    let filter = block::Column::Hash.eq(crate::types::hex::lower0x(hash.as_slice()));
+    let filter = block::Column::Hash.eq(crate::types::Hash32::from(hash));
     one(db, chain, Some(filter), Order::Asc).await
 }
 

@@ -1,6 +1,6 @@
 //! Bulk inserts that skip rows whose key exists, in as few statements as each backend allows.
 //!
-//! - PostgreSQL: one `INSERT ... SELECT ... FROM UNNEST($1::int8[], $2::text[], ...)` per
+//! - PostgreSQL: one `INSERT ... SELECT ... FROM UNNEST($1::int8[], $2::bytea[], ...)` per
 //!   [`PG_ROWS`] rows: one bind parameter per column whatever the row count, and one SQL text,
 //!   prepared once per connection.
 //! - MySQL/MariaDB and SQLite: multi-row `INSERT ... VALUES (?, ...), ...` filling each
@@ -25,8 +25,11 @@ pub(crate) enum Values {
     BigInt(Vec<i64>),
     Int(Vec<i32>),
     Text(Vec<String>),
-    /// Nullable text. Never `Some("")`: on PostgreSQL the array carries `''` for NULL.
-    OptText(Vec<Option<String>>),
+    /// Binary values (addresses, hashes, uint256s: their storage form).
+    Bytes(Vec<Vec<u8>>),
+    /// Nullable binary values. Never `Some(empty)`: on PostgreSQL the array carries an empty
+    /// value for NULL.
+    OptBytes(Vec<Option<Vec<u8>>>),
 }
 
 impl Values {
@@ -35,7 +38,8 @@ impl Values {
             Values::BigInt(v) => v.len(),
             Values::Int(v) => v.len(),
             Values::Text(v) => v.len(),
-            Values::OptText(v) => v.len(),
+            Values::Bytes(v) => v.len(),
+            Values::OptBytes(v) => v.len(),
         }
     }
 
@@ -43,23 +47,25 @@ impl Values {
         match self {
             Values::BigInt(_) => "int8[]",
             Values::Int(_) => "int4[]",
-            Values::Text(_) | Values::OptText(_) => "text[]",
+            Values::Text(_) => "text[]",
+            Values::Bytes(_) | Values::OptBytes(_) => "bytea[]",
         }
     }
 
-    /// The values, moved into bind values (`''` for NULL when they go into a PostgreSQL
-    /// array), with the array type they make.
+    /// The values, moved into bind values (an empty value for NULL when they go into a
+    /// PostgreSQL array), with the array type they make.
     fn into_values(self, pg: bool) -> (ArrayType, std::vec::IntoIter<Value>) {
         let (ty, v): (_, Vec<Value>) = match self {
             Values::BigInt(v) => (ArrayType::BigInt, v.into_iter().map(Value::from).collect()),
             Values::Int(v) => (ArrayType::Int, v.into_iter().map(Value::from).collect()),
             Values::Text(v) => (ArrayType::String, v.into_iter().map(Value::from).collect()),
-            Values::OptText(v) => (
-                ArrayType::String,
+            Values::Bytes(v) => (ArrayType::Bytes, v.into_iter().map(Value::from).collect()),
+            Values::OptBytes(v) => (
+                ArrayType::Bytes,
                 v.into_iter()
-                    .map(|s| match (s, pg) {
-                        (None, true) => Value::from(String::new()),
-                        (s, _) => Value::String(s),
+                    .map(|b| match (b, pg) {
+                        (None, true) => Value::from(Vec::<u8>::new()),
+                        (b, _) => Value::Bytes(b),
                     })
                     .collect(),
             ),
@@ -187,7 +193,7 @@ impl Rows {
         }
     }
 
-    /// `INSERT INTO t (a, b) SELECT a, NULLIF(b, '') FROM UNNEST($1::int8[], $2::text[]) AS
+    /// `INSERT INTO t (a, b) SELECT a, NULLIF(b, ''::bytea) FROM UNNEST($1::int8[], $2::bytea[]) AS
     /// u(a, b) ON CONFLICT (k) DO NOTHING`
     fn unnest_sql(&self) -> String {
         let b = Dialect::Postgres;
@@ -195,7 +201,7 @@ impl Rows {
             .columns
             .iter()
             .map(|(c, v)| match v {
-                Values::OptText(_) => format!("NULLIF({}, '')", b.quote(c)),
+                Values::OptBytes(_) => format!("NULLIF({}, ''::bytea)", b.quote(c)),
                 _ => b.quote(c),
             })
             .collect::<Vec<_>>()
@@ -272,7 +278,7 @@ mod tests {
         Rows::new("t", vec!["a", "b"])
             .col("a", Values::BigInt(vec![1, 2]))
             .col("b", Values::Int(vec![3, 4]))
-            .col("c", Values::OptText(vec![None, Some("x".into())]))
+            .col("c", Values::OptBytes(vec![None, Some(b"x".to_vec())]))
     }
 
     #[test]
@@ -295,8 +301,8 @@ mod tests {
     fn statements() {
         assert_eq!(
             rows().unnest_sql(),
-            "INSERT INTO \"t\" (\"a\", \"b\", \"c\") SELECT \"a\", \"b\", NULLIF(\"c\", '') \
-             FROM UNNEST($1::int8[], $2::int4[], $3::text[]) AS u(\"a\", \"b\", \"c\") \
+            "INSERT INTO \"t\" (\"a\", \"b\", \"c\") SELECT \"a\", \"b\", NULLIF(\"c\", ''::bytea) \
+             FROM UNNEST($1::int8[], $2::int4[], $3::bytea[]) AS u(\"a\", \"b\", \"c\") \
              ON CONFLICT (\"a\", \"b\") DO NOTHING"
         );
         assert_eq!(

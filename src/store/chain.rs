@@ -8,7 +8,6 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
-use crate::decode;
 use crate::entity::{block, chain_state};
 use crate::types::Chain;
 
@@ -72,11 +71,10 @@ pub async fn block_hash<C: ConnectionTrait>(
     let row = block::Entity::find_by_id((chain.db_id(), n as i64))
         .one(db)
         .await?;
-    Ok(row.and_then(|b| decode::parse_b256(&b.hash).ok()))
+    Ok(row.map(|b| B256::from(*b.hash.as_bytes())))
 }
 
-/// The stored blocks numbered `from..=to`, newest first, with their hashes (blocks whose
-/// stored hash does not parse are left out).
+/// The stored blocks numbered `from..=to`, newest first, with their hashes.
 pub async fn block_hashes<C: ConnectionTrait>(
     db: &C,
     chain: Chain,
@@ -91,12 +89,12 @@ pub async fn block_hashes<C: ConnectionTrait>(
         .all(db)
         .await?
         .into_iter()
-        .filter_map(|b| Some((b.number as u64, decode::parse_b256(&b.hash).ok()?)))
+        .map(|b| (b.number as u64, B256::from(*b.hash.as_bytes())))
         .collect())
 }
 
 /// The highest stored block numbered from `from` up to (not including) `below`, with its
-/// hash (`None` also when its stored hash does not parse).
+/// hash.
 pub async fn last_block_below<C: ConnectionTrait>(
     db: &C,
     chain: Chain,
@@ -111,7 +109,7 @@ pub async fn last_block_below<C: ConnectionTrait>(
         .limit(1)
         .one(db)
         .await?;
-    Ok(row.and_then(|b| Some((b.number as u64, decode::parse_b256(&b.hash).ok()?))))
+    Ok(row.map(|b| (b.number as u64, B256::from(*b.hash.as_bytes()))))
 }
 
 #[cfg(test)]

@@ -81,11 +81,10 @@ pub async fn among<C: ConnectionTrait>(
     chain: Chain,
     addresses: &[Address],
 ) -> Result<Vec<StoredContract>, DbErr> {
-    let keys: Vec<String> = addresses.iter().map(|a| a.to_string()).collect();
     Ok(rows(
         contract::Entity::find()
             .filter(contract::Column::ChainId.eq(chain.db_id()))
-            .filter(contract::Column::Address.is_in(keys))
+            .filter(contract::Column::Address.is_in(addresses.iter().copied()))
             .all(db)
             .await?,
     ))

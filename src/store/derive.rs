@@ -181,7 +181,7 @@ async fn replace_rows<C: ConnectionTrait>(
     }
     if pg {
         db.execute_raw(by_keys(
-            "DELETE FROM nft_holdings h USING UNNEST($2::text[], $3::text[]) AS k(c, i) \
+            "DELETE FROM nft_holdings h USING UNNEST($2::bytea[], $3::bytea[]) AS k(c, i) \
              WHERE h.chain_id = $1 AND h.contract_address = k.c AND h.token_id = k.i",
             cid,
             round.iter().copied(),
@@ -262,6 +262,7 @@ pub fn replay(moves: &[nft_transfer::Model]) -> (BTreeMap<Address, (Uint256, i64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Hash32;
 
     fn a(n: u8) -> Address {
         Address::parse(&format!("0x{n:040x}")).unwrap_or_else(|e| panic!("{e}"))
@@ -273,9 +274,9 @@ mod tests {
             block_number: block,
             log_index: 0,
             batch_index: 0,
-            block_hash: String::new(),
+            block_hash: Hash32::default(),
             block_timestamp: 0,
-            transaction_hash: String::new(),
+            transaction_hash: Hash32::default(),
             transaction_index: 0,
             contract_address: a(0xc),
             contract_type: kind,

@@ -4,7 +4,7 @@
 //! so the rest of `store/` and `query/` asks a question ("does this dialect take key arrays?")
 //! instead of branching on the backend.
 
-use sea_orm::sea_query::ArrayType;
+use sea_orm::sea_query::{ArrayType, Expr, SimpleExpr};
 use sea_orm::{ConnectionTrait, DbBackend, Statement, Value};
 
 use crate::types::{Address, Uint256};
@@ -114,16 +114,30 @@ impl Dialect {
     }
 
     /// Whether streaming read replicas are supported (PostgreSQL).
+    /// `MIN(column)` (`least`) or `MAX(column)` of a binary column in a grouped select:
+    /// PostgreSQL has no `min(bytea)`, so there the first of the group's values in that order.
+    pub fn binary_extreme(self, column: &str, least: bool) -> SimpleExpr {
+        let c = self.quote(column);
+        match (self, least) {
+            (Dialect::Postgres, true) => Expr::cust(format!("(array_agg({c} ORDER BY {c}))[1]")),
+            (Dialect::Postgres, false) => {
+                Expr::cust(format!("(array_agg({c} ORDER BY {c} DESC))[1]"))
+            }
+            (_, true) => Expr::cust(format!("MIN({c})")),
+            (_, false) => Expr::cust(format!("MAX({c})")),
+        }
+    }
+
     pub fn has_replicas(self) -> bool {
         self == Dialect::Postgres
     }
 }
 
-/// `JOIN UNNEST($2::text[], $3::text[]) AS k(c, i) ON {t}.{contract} = k.c AND {t}.{id} = k.i`:
+/// `JOIN UNNEST($2::bytea[], $3::bytea[]) AS k(c, i) ON {t}.{contract} = k.c AND {t}.{id} = k.i`:
 /// the key join of [`by_keys`] statements, over table alias `t`.
 pub fn key_join(t: &str, contract: &str, id: &str) -> String {
     format!(
-        "JOIN UNNEST($2::text[], $3::text[]) AS k(c, i) ON {t}.{contract} = k.c AND {t}.{id} = k.i"
+        "JOIN UNNEST($2::bytea[], $3::bytea[]) AS k(c, i) ON {t}.{contract} = k.c AND {t}.{id} = k.i"
     )
 }
 
@@ -143,14 +157,14 @@ pub fn by_keys(
         sql,
         [
             Value::from(chain_id),
-            Value::Array(ArrayType::String, Some(Box::new(contracts))),
-            Value::Array(ArrayType::String, Some(Box::new(ids))),
+            Value::Array(ArrayType::Bytes, Some(Box::new(contracts))),
+            Value::Array(ArrayType::Bytes, Some(Box::new(ids))),
         ],
     )
 }
 
 /// A PostgreSQL statement over a list of addresses: `$1` the chain, `$2` the addresses as a
-/// `text[]` array (`address = ANY($2::text[])`): one statement text and one parameter whatever
+/// `text[]` array (`address = ANY($2::bytea[])`): one statement text and one parameter whatever
 /// the list's length.
 pub fn by_addresses(
     sql: &str,
@@ -163,13 +177,13 @@ pub fn by_addresses(
         sql,
         [
             Value::from(chain_id),
-            Value::Array(ArrayType::String, Some(Box::new(addresses))),
+            Value::Array(ArrayType::Bytes, Some(Box::new(addresses))),
         ],
     )
 }
 
 /// A PostgreSQL statement over (holder, token) address pairs: `$1` the chain, `$2`/`$3` the
-/// holders and tokens as arrays (`UNNEST($2::text[], $3::text[]) AS k(o, c)`).
+/// holders and tokens as arrays (`UNNEST($2::bytea[], $3::bytea[]) AS k(o, c)`).
 pub fn by_address_pairs(sql: &str, chain_id: i64, pairs: &[(Address, Address)]) -> Statement {
     let (owners, tokens): (Vec<Value>, Vec<Value>) = pairs
         .iter()
@@ -180,8 +194,8 @@ pub fn by_address_pairs(sql: &str, chain_id: i64, pairs: &[(Address, Address)]) 
         sql,
         [
             Value::from(chain_id),
-            Value::Array(ArrayType::String, Some(Box::new(owners))),
-            Value::Array(ArrayType::String, Some(Box::new(tokens))),
+            Value::Array(ArrayType::Bytes, Some(Box::new(owners))),
+            Value::Array(ArrayType::Bytes, Some(Box::new(tokens))),
         ],
     )
 }

@@ -26,7 +26,6 @@ use super::dialect::{by_address_pairs, Dialect};
 use super::CHUNK;
 use crate::decode::Erc20Move;
 use crate::entity::{erc20_balance, erc20_token_total, erc20_transfer};
-use crate::types::hex::lower0x;
 use crate::types::{Address, Uint256};
 
 /// (holder, token) pairs per statement on SQLite and MySQL (two parameters each).
@@ -274,18 +273,18 @@ async fn apply<C: ConnectionTrait>(
 /// New balance rows, column by column, for one upsert ([`Rows::replacing`]).
 #[derive(Default)]
 struct BalanceRows {
-    owners: Vec<String>,
-    tokens: Vec<String>,
-    balances: Vec<String>,
+    owners: Vec<Vec<u8>>,
+    tokens: Vec<Vec<u8>>,
+    balances: Vec<Vec<u8>>,
     wraps: Vec<i64>,
     blocks: Vec<i64>,
 }
 
 impl BalanceRows {
     fn push(&mut self, (owner, token): (Address, Address), net: Net, block: i64) {
-        self.owners.push(lower0x(owner.as_bytes()));
-        self.tokens.push(lower0x(token.as_bytes()));
-        self.balances.push(net.low.to_db());
+        self.owners.push(owner.as_bytes().to_vec());
+        self.tokens.push(token.as_bytes().to_vec());
+        self.balances.push(net.low.to_be_bytes().to_vec());
         self.wraps.push(net.wraps);
         self.blocks.push(block);
     }
@@ -308,9 +307,9 @@ impl BalanceRows {
             B::BlockNumber.as_str(),
         ])
         .col(B::ChainId.as_str(), Values::BigInt(vec![cid; n]))
-        .col(B::OwnerAddress.as_str(), Values::Text(self.owners))
-        .col(B::ContractAddress.as_str(), Values::Text(self.tokens))
-        .col(B::Balance.as_str(), Values::Text(self.balances))
+        .col(B::OwnerAddress.as_str(), Values::Bytes(self.owners))
+        .col(B::ContractAddress.as_str(), Values::Bytes(self.tokens))
+        .col(B::Balance.as_str(), Values::Bytes(self.balances))
         .col(B::Wraps.as_str(), Values::BigInt(self.wraps))
         .col(B::BlockNumber.as_str(), Values::BigInt(self.blocks))
         .insert(db)
@@ -330,7 +329,7 @@ async fn apply_totals<C: ConnectionTrait>(
     for round in tokens.chunks(CHUNK) {
         let stored: BTreeMap<Address, erc20_token_total::Model> = erc20_token_total::Entity::find()
             .filter(T::ChainId.eq(cid))
-            .filter(T::ContractAddress.is_in(round.iter().map(|a| a.to_string())))
+            .filter(T::ContractAddress.is_in(round.iter().copied()))
             .all(db)
             .await?
             .into_iter()
@@ -365,7 +364,7 @@ async fn apply_totals<C: ConnectionTrait>(
         }
         erc20_token_total::Entity::delete_many()
             .filter(T::ChainId.eq(cid))
-            .filter(T::ContractAddress.is_in(round.iter().map(|a| a.to_string())))
+            .filter(T::ContractAddress.is_in(round.iter().copied()))
             .exec(db)
             .await?;
         if !rows.is_empty() {
@@ -431,7 +430,7 @@ async fn read_pairs<C: ConnectionTrait>(
     if Dialect::of(db).takes_key_arrays() {
         erc20_balance::Entity::find()
             .from_raw_sql(by_address_pairs(
-                "SELECT b.* FROM UNNEST($2::text[], $3::text[]) AS k(o, c) CROSS JOIN LATERAL \
+                "SELECT b.* FROM UNNEST($2::bytea[], $3::bytea[]) AS k(o, c) CROSS JOIN LATERAL \
                  (SELECT * FROM erc20_balances x WHERE x.chain_id = $1 AND x.owner_address = k.o \
                  AND x.contract_address = k.c LIMIT 1) b",
                 cid,
@@ -448,8 +447,8 @@ async fn read_pairs<C: ConnectionTrait>(
         let wanted: BTreeSet<&(Address, Address)> = pairs.iter().collect();
         let rows = erc20_balance::Entity::find()
             .filter(B::ChainId.eq(cid))
-            .filter(B::OwnerAddress.is_in(owners.iter().map(|a| a.to_string())))
-            .filter(B::ContractAddress.is_in(tokens.iter().map(|a| a.to_string())))
+            .filter(B::OwnerAddress.is_in(owners.iter().copied()))
+            .filter(B::ContractAddress.is_in(tokens.iter().copied()))
             .all(db)
             .await?;
         Ok(rows

@@ -163,8 +163,7 @@ pub async fn heuristic_spam<C: ConnectionTrait>(
     flag: &[Address],
     clear: &[Address],
 ) -> Result<(), DbErr> {
-    let strings = |v: &[Address]| -> Vec<String> { v.iter().map(|a| a.to_string()).collect() };
-    for chunk in strings(flag).chunks(super::CHUNK) {
+    for chunk in flag.chunks(super::CHUNK) {
         contract::Entity::update_many()
             .col_expr(contract::Column::PossibleSpam, Expr::value(true))
             .col_expr(
@@ -177,7 +176,7 @@ pub async fn heuristic_spam<C: ConnectionTrait>(
             .exec(db)
             .await?;
     }
-    for chunk in strings(clear).chunks(super::CHUNK) {
+    for chunk in clear.chunks(super::CHUNK) {
         contract::Entity::update_many()
             .col_expr(contract::Column::PossibleSpam, Expr::value(false))
             .col_expr(contract::Column::SpamSource, Expr::value(None::<String>))
@@ -219,7 +218,7 @@ pub async fn admin_flag<C: ConnectionTrait>(
             Expr::value(value.map(|_| FlagSource::Admin.as_str().to_string())),
         )
         .filter(contract::Column::ChainId.eq(chain.db_id()))
-        .filter(contract::Column::Address.eq(address.to_string()))
+        .filter(contract::Column::Address.eq(address))
         .exec(db)
         .await?;
     Ok(())

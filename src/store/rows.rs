@@ -1,6 +1,6 @@
 //! A batch's block headers and transfers as column-major [`Rows`] of their tables, in the
-//! storage forms of the entities (`crate::entity`): hashes and addresses as `0x` + lowercase
-//! hex, uint256 as 64 hex digits, numbers as integers.
+//! storage forms of the entities (`crate::entity::values`): hashes and addresses as their
+//! bytes, uint256 as 32 big-endian bytes, numbers as integers.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,6 @@ use super::bulk::{Rows, Values};
 use super::{BlockHeader, StoreError};
 use crate::decode::{Erc20Move, EventMeta, NftMove};
 use crate::entity::{block, erc20_transfer, nft_transfer};
-use crate::types::hex::lower0x;
 
 fn cap<T>(n: usize) -> Vec<T> {
     Vec::with_capacity(n)
@@ -22,8 +21,8 @@ pub(crate) fn blocks(cid: i64, headers: &[BlockHeader]) -> Rows {
     let (mut number, mut hash, mut parent, mut time) = (cap(n), cap(n), cap(n), cap(n));
     for b in headers {
         number.push(b.number as i64);
-        hash.push(lower0x(b.hash.as_slice()));
-        parent.push(b.parent_hash.as_ref().map(|h| lower0x(h.as_slice())));
+        hash.push(b.hash.to_vec());
+        parent.push(b.parent_hash.as_ref().map(|h| h.to_vec()));
         time.push(b.timestamp as i64);
     }
     Rows::new(
@@ -32,8 +31,8 @@ pub(crate) fn blocks(cid: i64, headers: &[BlockHeader]) -> Rows {
     )
     .col(C::ChainId.as_str(), Values::BigInt(vec![cid; n]))
     .col(C::Number.as_str(), Values::BigInt(number))
-    .col(C::Hash.as_str(), Values::Text(hash))
-    .col(C::ParentHash.as_str(), Values::OptText(parent))
+    .col(C::Hash.as_str(), Values::Bytes(hash))
+    .col(C::ParentHash.as_str(), Values::OptBytes(parent))
     .col(C::Timestamp.as_str(), Values::BigInt(time))
 }
 
@@ -41,11 +40,11 @@ pub(crate) fn blocks(cid: i64, headers: &[BlockHeader]) -> Rows {
 struct Common {
     block_number: Vec<i64>,
     log_index: Vec<i32>,
-    block_hash: Vec<String>,
+    block_hash: Vec<Vec<u8>>,
     block_timestamp: Vec<i64>,
-    transaction_hash: Vec<String>,
+    transaction_hash: Vec<Vec<u8>>,
     transaction_index: Vec<i32>,
-    contract_address: Vec<String>,
+    contract_address: Vec<Vec<u8>>,
 }
 
 impl Common {
@@ -68,12 +67,11 @@ impl Common {
             .ok_or(StoreError::MissingBlock(m.block_number))?;
         self.block_number.push(m.block_number as i64);
         self.log_index.push(m.log_index as i32);
-        self.block_hash.push(lower0x(m.block_hash.as_slice()));
+        self.block_hash.push(m.block_hash.to_vec());
         self.block_timestamp.push(ts as i64);
-        self.transaction_hash
-            .push(lower0x(m.transaction_hash.as_slice()));
+        self.transaction_hash.push(m.transaction_hash.to_vec());
         self.transaction_index.push(m.transaction_index as i32);
-        self.contract_address.push(lower0x(m.contract.as_bytes()));
+        self.contract_address.push(m.contract.as_bytes().to_vec());
         Ok(())
     }
 
@@ -84,14 +82,14 @@ impl Common {
         rows.col(C::ChainId.as_str(), Values::BigInt(vec![cid; n]))
             .col(C::BlockNumber.as_str(), Values::BigInt(self.block_number))
             .col(C::LogIndex.as_str(), Values::Int(self.log_index))
-            .col(C::BlockHash.as_str(), Values::Text(self.block_hash))
+            .col(C::BlockHash.as_str(), Values::Bytes(self.block_hash))
             .col(
                 C::BlockTimestamp.as_str(),
                 Values::BigInt(self.block_timestamp),
             )
             .col(
                 C::TransactionHash.as_str(),
-                Values::Text(self.transaction_hash),
+                Values::Bytes(self.transaction_hash),
             )
             .col(
                 C::TransactionIndex.as_str(),
@@ -99,7 +97,7 @@ impl Common {
             )
             .col(
                 C::ContractAddress.as_str(),
-                Values::Text(self.contract_address),
+                Values::Bytes(self.contract_address),
             )
     }
 }
@@ -120,9 +118,9 @@ pub(crate) fn erc20(
     let (mut from, mut to, mut value) = (cap(n), cap(n), cap(n));
     for t in moves {
         common.push(&t.meta, &times)?;
-        from.push(lower0x(t.from.as_bytes()));
-        to.push(lower0x(t.to.as_bytes()));
-        value.push(t.value.to_db());
+        from.push(t.from.as_bytes().to_vec());
+        to.push(t.to.as_bytes().to_vec());
+        value.push(t.value.to_be_bytes().to_vec());
     }
     let rows = Rows::new(
         erc20_transfer::Entity.table_name(),
@@ -134,9 +132,9 @@ pub(crate) fn erc20(
     );
     Ok(common
         .into_columns(cid, rows)
-        .col(C::FromAddress.as_str(), Values::Text(from))
-        .col(C::ToAddress.as_str(), Values::Text(to))
-        .col(C::Value.as_str(), Values::Text(value)))
+        .col(C::FromAddress.as_str(), Values::Bytes(from))
+        .col(C::ToAddress.as_str(), Values::Bytes(to))
+        .col(C::Value.as_str(), Values::Bytes(value)))
 }
 
 pub(crate) fn nft(
@@ -154,11 +152,11 @@ pub(crate) fn nft(
         common.push(&t.meta, &times)?;
         batch_index.push(t.batch_index as i32);
         kind.push(t.standard.as_str().to_string());
-        operator.push(t.operator.map(|a| lower0x(a.as_bytes())));
-        from.push(lower0x(t.from.as_bytes()));
-        to.push(lower0x(t.to.as_bytes()));
-        token_id.push(t.token_id.to_db());
-        amount.push(t.amount.to_db());
+        operator.push(t.operator.map(|a| a.as_bytes().to_vec()));
+        from.push(t.from.as_bytes().to_vec());
+        to.push(t.to.as_bytes().to_vec());
+        token_id.push(t.token_id.to_be_bytes().to_vec());
+        amount.push(t.amount.to_be_bytes().to_vec());
     }
     let rows = Rows::new(
         nft_transfer::Entity.table_name(),
@@ -173,27 +171,16 @@ pub(crate) fn nft(
         .into_columns(cid, rows)
         .col(C::BatchIndex.as_str(), Values::Int(batch_index))
         .col(C::ContractType.as_str(), Values::Text(kind))
-        .col(C::Operator.as_str(), Values::OptText(operator))
-        .col(C::FromAddress.as_str(), Values::Text(from))
-        .col(C::ToAddress.as_str(), Values::Text(to))
-        .col(C::TokenId.as_str(), Values::Text(token_id))
-        .col(C::Amount.as_str(), Values::Text(amount)))
+        .col(C::Operator.as_str(), Values::OptBytes(operator))
+        .col(C::FromAddress.as_str(), Values::Bytes(from))
+        .col(C::ToAddress.as_str(), Values::Bytes(to))
+        .col(C::TokenId.as_str(), Values::Bytes(token_id))
+        .col(C::Amount.as_str(), Values::Bytes(amount)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Address;
-    use alloy::primitives::B256;
-
-    #[test]
-    fn hex_matches_the_entities_storage_form() {
-        let h = B256::from([0xa7; 32]);
-        assert_eq!(lower0x(h.as_slice()), format!("{h:#x}"));
-        let a = Address::parse("0x00000000219ab540356cBB839Cbe05303d7705Fa").unwrap();
-        assert_eq!(lower0x(a.as_bytes()), a.to_string());
-        assert_eq!(lower0x(&[0x00, 0x0f, 0xf0]), "0x000ff0");
-    }
 
     /// The transfer tables share their common column names (written through erc20's enum).
     #[test]

@@ -101,7 +101,7 @@ pub async fn read<C: ConnectionTrait>(
     if scopes.is_empty() {
         return Ok(Vec::new());
     }
-    let addresses: Vec<String> = scopes.iter().map(|s| s.address.to_string()).collect();
+    let addresses: Vec<crate::types::Address> = scopes.iter().map(|s| s.address).collect();
     let rows = scope_sync::Entity::find()
         .filter(S::ChainId.eq(chain.db_id()))
         .filter(S::Address.is_in(super::lists::padded(addresses)))

@@ -50,6 +50,12 @@ impl Address {
         Address(out)
     }
 
+    /// From its 20 bytes.
+    pub fn from_bytes(b: [u8; 20]) -> Self {
+        Address(b)
+    }
+
+    /// Its 20 bytes (also its storage form).
     pub fn as_bytes(&self) -> &[u8; 20] {
         &self.0
     }

@@ -134,9 +134,14 @@ impl AddressList {
         self.0.iter()
     }
 
-    /// Lowercase strings, as stored.
-    pub fn db_strings(&self) -> Vec<String> {
+    /// Lowercase `0x` texts (a query digest's form).
+    pub fn texts(&self) -> Vec<String> {
         self.0.iter().map(|a| a.to_string()).collect()
+    }
+
+    /// The addresses, as a list of their own.
+    pub fn to_vec(&self) -> Vec<Address> {
+        self.0.clone()
     }
 }
 
@@ -173,7 +178,7 @@ mod tests {
     fn address_list() {
         let a = "0xf977814e90da44bfa03b6295a0616a897441acec";
         let l = AddressList::parse(&[a, &a.to_uppercase().replace("0X", "0x")]).unwrap();
-        assert_eq!(l.db_strings(), vec![a.to_string()]);
+        assert_eq!(l.texts(), vec![a.to_string()]);
         let many: Vec<String> = (0..101).map(|i| format!("0x{i:040x}")).collect();
         assert!(AddressList::parse(&many)
             .unwrap_err()

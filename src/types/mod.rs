@@ -4,6 +4,7 @@
 
 mod address;
 mod chain;
+mod hash;
 pub mod hex;
 mod limits;
 pub mod media;
@@ -17,6 +18,7 @@ mod uint256;
 
 pub use address::Address;
 pub use chain::Chain;
+pub use hash::Hash32;
 pub use limits::{AddressList, BlockNumber, PageSize, TokenIdFormat, MAX_LIST_LEN};
 pub use order::SortOrder;
 pub use scope::{Scope, ScopeKind, ScopeState};

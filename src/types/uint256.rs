@@ -37,14 +37,19 @@ impl Uint256 {
         Uint256(U256::from_be_bytes(*b))
     }
 
-    /// The storage form: 64 lowercase hex digits, zero-padded, no prefix. String order equals
-    /// numeric order.
-    pub fn to_db(&self) -> String {
+    /// 32 big-endian bytes: the storage form (byte order equals numeric order).
+    pub fn to_be_bytes(&self) -> [u8; 32] {
+        self.0.to_be_bytes()
+    }
+
+    /// 64 lowercase hex digits, zero-padded, no prefix (a cursor's form, and an ERC1155 URI's
+    /// `{id}`). String order equals numeric order.
+    pub fn to_hex64(&self) -> String {
         format!("{:064x}", self.0)
     }
 
-    /// Reads the storage form. Only the store writes it, so a bad value is a bug of ours.
-    pub fn from_db(s: &str) -> Result<Self, ParseError> {
+    /// Reads [`Uint256::to_hex64`]'s form back (a cursor's value: the caller names the fault).
+    pub fn from_hex64(s: &str) -> Result<Self, ParseError> {
         if s.len() != 64 {
             return Err(ParseError::new(format!(
                 "stored uint256 '{s}' is not 64 hex digits"
@@ -188,8 +193,8 @@ mod tests {
     fn max_round_trips_through_every_form() {
         let m = Uint256::parse(MAX_DEC).unwrap();
         assert_eq!(m, Uint256::MAX);
-        assert_eq!(m.to_db(), "f".repeat(64));
-        assert_eq!(Uint256::from_db(&m.to_db()).unwrap(), m);
+        assert_eq!(m.to_hex64(), "f".repeat(64));
+        assert_eq!(Uint256::from_hex64(&m.to_hex64()).unwrap(), m);
         assert_eq!(m.to_decimal(), MAX_DEC);
         assert_eq!(m.to_hex(), format!("0x{}", "f".repeat(64)));
         assert_eq!(Uint256::parse(&m.to_hex()).unwrap(), m);
@@ -206,23 +211,23 @@ mod tests {
         ] {
             let n = Uint256::parse(v).unwrap();
             assert_eq!(n.to_decimal(), v);
-            assert_eq!(Uint256::from_db(&n.to_db()).unwrap(), n, "{v}");
+            assert_eq!(Uint256::from_hex64(&n.to_hex64()).unwrap(), n, "{v}");
             assert_eq!(
-                Uint256::from_db(&n.to_db().to_uppercase()).unwrap(),
+                Uint256::from_hex64(&n.to_hex64().to_uppercase()).unwrap(),
                 n,
                 "{v}"
             );
         }
         for bad in ["", "00", &"g".repeat(64), &format!("{}é", "0".repeat(62))] {
-            assert!(Uint256::from_db(bad).is_err(), "{bad}");
+            assert!(Uint256::from_hex64(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn db_form_sorts_numerically() {
-        let a = Uint256::from_u64(9).to_db();
-        let b = Uint256::from_u64(10).to_db();
-        let c = Uint256::MAX.to_db();
+        let a = Uint256::from_u64(9).to_hex64();
+        let b = Uint256::from_u64(10).to_hex64();
+        let c = Uint256::MAX.to_hex64();
         assert!(a < b && b < c);
     }
 

@@ -7,6 +7,7 @@
 mod support;
 
 mod architecture;
+mod binary_migration;
 mod blackbox_demo;
 mod blackbox_errors;
 mod blackbox_pagination;

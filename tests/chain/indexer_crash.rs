@@ -489,7 +489,7 @@ async fn finished(db: &DatabaseConnection, head: u64, head_hash: &str) -> bool {
         .one(db)
         .await
         .expect("block");
-    if stored.map(|b| b.hash).as_deref() != Some(head_hash) {
+    if stored.map(|b| b.hash.to_string()).as_deref() != Some(head_hash) {
         return false;
     }
     let contracts = contract::Entity::find()

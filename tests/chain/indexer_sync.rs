@@ -105,7 +105,10 @@ async fn collection_rows(app: &TestApp, collection: &str) -> usize {
     use tokenql::entity::scope_sync;
     scope_sync::Entity::find()
         .filter(scope_sync::Column::Scope.eq("contract"))
-        .filter(scope_sync::Column::Address.eq(collection.to_string()))
+        .filter(
+            scope_sync::Column::Address
+                .eq(tokenql::types::Address::parse(collection).expect("an address")),
+        )
         .all(&app.db)
         .await
         .expect("scope_sync rows")

@@ -207,8 +207,8 @@ async fn seed(app: &TestApp, web: &OffchainServer) {
                 nft_token::Column::LastMetadataSync,
                 sea_orm::sea_query::Expr::value(now),
             )
-            .filter(nft_token::Column::ContractAddress.eq(contract))
-            .filter(nft_token::Column::TokenId.eq(Uint256::from_u64(token).to_db()))
+            .filter(nft_token::Column::ContractAddress.eq(addr(contract)))
+            .filter(nft_token::Column::TokenId.eq(Uint256::from_u64(token)))
             .exec(&app.db)
     };
     for c in CASES_721 {
@@ -221,7 +221,7 @@ async fn seed(app: &TestApp, web: &OffchainServer) {
         let r = set(NFT721, c.token, metadata).await.expect("set metadata");
         assert_eq!(r.rows_affected, 1, "token {} has a row", c.token);
     }
-    let id = Uint256::from_u64(TOKEN_1155).to_db();
+    let id = Uint256::from_u64(TOKEN_1155).to_hex64();
     web.put(&format!("/img1155/{id}.png"), "image/png", png_bytes());
     let doc = json!({"name": "multi", "image": web.url("/img1155/{id}.png")});
     set(NFT1155, TOKEN_1155, doc.to_string())
@@ -370,7 +370,7 @@ async fn previews_end_to_end(backend: Backend) {
     );
     assert!(media[&key(NFT721, 9)]["original_media_url"].is_null());
     let m1155 = &media[&key(NFT1155, TOKEN_1155)];
-    let id = Uint256::from_u64(TOKEN_1155).to_db();
+    let id = Uint256::from_u64(TOKEN_1155).to_hex64();
     assert_eq!(m1155["status"], "processing");
     assert_eq!(
         m1155["original_media_url"],

@@ -171,8 +171,11 @@ async fn due_now(db: &DatabaseConnection, contract: &str, id: u64) {
             Expr::value(tokenql::store::now_ms()),
         )
         .filter(nft_token::Column::ChainId.eq(1i64))
-        .filter(nft_token::Column::ContractAddress.eq(contract))
-        .filter(nft_token::Column::TokenId.eq(db_id(id)))
+        .filter(
+            nft_token::Column::ContractAddress
+                .eq(tokenql::types::Address::parse(contract).expect("an address")),
+        )
+        .filter(nft_token::Column::TokenId.eq(tokenql::types::Uint256::from_u64(id)))
         .exec(db)
         .await
         .expect("update");

@@ -1333,7 +1333,10 @@ pub async fn scope_row(
 ) -> Option<scope_sync::Model> {
     let rows = scope_sync::Entity::find()
         .filter(scope_sync::Column::Scope.eq(kind))
-        .filter(scope_sync::Column::Address.eq(address.to_lowercase()))
+        .filter(
+            scope_sync::Column::Address
+                .eq(tokenql::types::Address::parse(address).expect("an address")),
+        )
         .all(db)
         .await
         .expect("scope_sync");

@@ -31,7 +31,7 @@ enum Outcome {
 /// URIs are used as they are.
 pub fn uri_for(contract_type: TokenStandard, token_uri: &str, token_id: Uint256) -> String {
     if contract_type.is_multi_token() {
-        token_uri.replace("{id}", &token_id.to_db())
+        token_uri.replace("{id}", &token_id.to_hex64())
     } else {
         token_uri.to_string()
     }

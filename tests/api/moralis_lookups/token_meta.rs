@@ -52,7 +52,9 @@ async fn setup(backend: Backend) -> TestApp {
     app.load_demo().await;
     contract::Entity::update_many()
         .col_expr(contract::Column::PossibleSpam, Expr::value(true))
-        .filter(contract::Column::Address.eq(DAI))
+        .filter(
+            contract::Column::Address.eq(tokenql::types::Address::parse(DAI).expect("an address")),
+        )
         .exec(&app.db)
         .await
         .expect("flag DAI");

@@ -658,7 +658,10 @@ async fn spawn_enriched(backend: Backend) -> TestApp {
             nft_token::Column::LastTokenUriSync,
             Expr::value(1_700_000_000_000_i64),
         )
-        .filter(nft_token::Column::ContractAddress.eq(RICH))
+        .filter(
+            nft_token::Column::ContractAddress
+                .eq(tokenql::types::Address::parse(RICH).expect("an address")),
+        )
         .exec(&app.db)
         .await
         .expect("token metadata");
@@ -666,7 +669,9 @@ async fn spawn_enriched(backend: Backend) -> TestApp {
         .col_expr(contract::Column::Name, Expr::value("Enriched Collection"))
         .col_expr(contract::Column::Symbol, Expr::value("ENR"))
         .col_expr(contract::Column::Verified, Expr::value(true))
-        .filter(contract::Column::Address.eq(RICH))
+        .filter(
+            contract::Column::Address.eq(tokenql::types::Address::parse(RICH).expect("an address")),
+        )
         .exec(&app.db)
         .await
         .expect("contract name");
@@ -705,7 +710,9 @@ async fn spawn_enriched(backend: Backend) -> TestApp {
     .expect("address label");
     contract::Entity::update_many()
         .col_expr(contract::Column::PossibleSpam, Expr::value(true))
-        .filter(contract::Column::Address.eq(SPAM))
+        .filter(
+            contract::Column::Address.eq(tokenql::types::Address::parse(SPAM).expect("an address")),
+        )
         .exec(&app.db)
         .await
         .expect("spam flag");
@@ -716,7 +723,10 @@ async fn spawn_enriched(backend: Backend) -> TestApp {
 async fn mark_spam(app: &TestApp, token: &str) {
     let done = contract::Entity::update_many()
         .col_expr(contract::Column::PossibleSpam, Expr::value(true))
-        .filter(contract::Column::Address.eq(token))
+        .filter(
+            contract::Column::Address
+                .eq(tokenql::types::Address::parse(token).expect("an address")),
+        )
         .exec(&app.db)
         .await
         .expect("spam flag");

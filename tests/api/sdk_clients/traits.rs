@@ -63,7 +63,10 @@ async fn python_sdk_traits(backend: Backend) {
     // Every token's metadata of the collection fetched: the answers are complete, with rarity.
     nft_token::Entity::update_many()
         .col_expr(nft_token::Column::MetadataStatus, Expr::value("ok"))
-        .filter(nft_token::Column::ContractAddress.eq(RICH))
+        .filter(
+            nft_token::Column::ContractAddress
+                .eq(tokenql::types::Address::parse(RICH).expect("an address")),
+        )
         .exec(&app.db)
         .await
         .expect("metadata status");

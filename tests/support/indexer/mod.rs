@@ -81,7 +81,7 @@ pub async fn wait_synced(db: &DatabaseConnection, anvil: &Anvil, limit: Duration
             .await
             .expect("block");
         if state.and_then(|s| s.indexed_block) == Some(head as i64)
-            && stored.map(|b| b.hash) == Some(hash)
+            && stored.map(|b| b.hash.to_string()) == Some(hash)
         {
             return;
         }

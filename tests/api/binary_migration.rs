@@ -1,0 +1,157 @@
+//! The conversion to binary columns (`m20261128_000012_binary_columns`) on every database: a
+//! database holding the sample as the previous release stored it (hex text) is converted by
+//! `tokenql migrate` into exactly the rows a fresh import writes, and a conversion killed with
+//! SIGKILL in the middle of a table resumes at the batch it was in.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use sea_orm::{ConnectionTrait, EntityTrait, Statement};
+use tokenql::entity::*;
+
+use crate::support::common;
+use common::binary::{tokenql, BIN};
+use common::{Backend, FreshDb};
+
+crate::backend_tests!(a_killed_conversion_resumes_to_the_same_rows);
+
+/// Rows per batch in these runs: the sample's 1,205 ERC20 transfers take 25 batches.
+const BATCH: &str = "50";
+
+fn data(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(p)
+        .display()
+        .to_string()
+}
+
+/// Every row of every table with converted columns, in a canonical order.
+async fn digest(db: &sea_orm::DatabaseConnection) -> String {
+    let mut parts = Vec::new();
+    macro_rules! dump {
+        ($($m:ident),*) => {$(
+            let mut rows: Vec<String> = $m::Entity::find().all(db).await.expect("select").iter().map(|r| format!("{r:?}")).collect();
+            rows.sort();
+            parts.push(format!("{}:{}", stringify!($m), rows.join("\n")));
+        )*};
+    }
+    dump!(
+        block,
+        erc20_transfer,
+        nft_transfer,
+        nft_holding,
+        nft_token,
+        contract,
+        erc20_balance,
+        erc20_token_total,
+        scope_sync,
+        address_label
+    );
+    parts.join("\n\n")
+}
+
+/// Rows copied so far of `table`'s conversion (`None`: no conversion of it under way).
+async fn copied(db: &sea_orm::DatabaseConnection, table: &str) -> Option<i64> {
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            format!("SELECT copied FROM binary_conversion WHERE tbl = '{table}'"),
+        ))
+        .await
+        .ok()??;
+    row.try_get::<i64>("", "copied").ok()
+}
+
+/// The rows a progress line reports for `table` (`migrate: <table>: N of M rows converted`).
+fn reported(line: &str, table: &str) -> Option<u64> {
+    line.strip_prefix(&format!("migrate: {table}: "))?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
+}
+
+async fn a_killed_conversion_resumes_to_the_same_rows(backend: Backend) {
+    let fresh = FreshDb::create(backend, "binconv").await;
+    let url = fresh.url.clone();
+    let (ok, _, err) = tokenql(
+        &url,
+        &[
+            "import",
+            "--chain",
+            "eth",
+            "--logs",
+            &data("demo-mainnet/logs.jsonl"),
+            "--blocks",
+            &data("demo-mainnet/blocks.jsonl"),
+            "--tokenlist",
+            &data("tokenlists/superchain.tokenlist.json"),
+        ],
+    );
+    assert!(ok, "{backend:?}: {err}");
+    let db = &fresh.db;
+    let want = digest(db).await;
+
+    // As the previous release stored it: every table back to hex text.
+    use migration::MigratorTrait;
+    migration::Migrator::down(db, Some(1))
+        .await
+        .unwrap_or_else(|e| panic!("{backend:?}: back to text: {e}"));
+
+    // Killed in the middle of the ERC20 transfers.
+    let mut child = Command::new(BIN)
+        .arg("migrate")
+        .env("DATABASE_URL", &url)
+        .env("RUST_LOG", "warn")
+        .env("TOKENQL_MIGRATE_BATCH", BATCH)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("run tokenql migrate");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let first = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| reported(&l, "erc20_transfers"));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    assert!(first.is_some(), "{backend:?}: no progress reported");
+    let done = copied(db, "erc20_transfers")
+        .await
+        .unwrap_or_else(|| panic!("{backend:?}: killed with no conversion under way"));
+    assert!(
+        done > 0 && (done as u64) < 1205,
+        "{backend:?}: killed after {done} rows"
+    );
+
+    // Run again: it resumes after the rows already copied, and ends converted.
+    let out = Command::new(BIN)
+        .arg("migrate")
+        .env("DATABASE_URL", &url)
+        .env("RUST_LOG", "warn")
+        .env("TOKENQL_MIGRATE_BATCH", BATCH)
+        .output()
+        .expect("run tokenql migrate");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{backend:?}: {err}");
+    let resumed = err
+        .lines()
+        .find_map(|l| reported(l, "erc20_transfers"))
+        .unwrap_or_else(|| panic!("{backend:?}: no progress on the second run: {err}"));
+    assert!(
+        resumed > done as u64,
+        "{backend:?}: the second run started over ({resumed} rows after its first batch, \
+         {done} copied before the kill)"
+    );
+    assert_eq!(
+        digest(db).await,
+        want,
+        "{backend:?}: the converted rows differ from a fresh import's"
+    );
+    let (ok, _, err) = tokenql(&url, &["migrate"]);
+    assert!(ok, "{backend:?}: nothing left to migrate: {err}");
+    fresh.drop_database().await;
+}
