@@ -39,6 +39,9 @@ fn batch() -> u64 {
 /// The table that records each table's conversion while it runs.
 const PROGRESS: &str = "binary_conversion";
 
+/// The index this migration drops (table, name): a prefix of another.
+const REDUNDANT: (&str, &str) = ("nft_holdings", "idx_nft_holdings_token");
+
 /// What a converted column holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -183,10 +186,34 @@ impl MigrationTrait for Migration {
     }
 
     async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        convert_all(m, Way::ToBinary).await
+        convert_all(m, Way::ToBinary).await?;
+        // `(chain_id, contract_address, token_id)` is a prefix of the collection index
+        // `(…, owner_address)` (m20261125_000008): every query it served, that one serves.
+        if m.has_index(REDUNDANT.0, REDUNDANT.1).await? {
+            m.drop_index(
+                Index::drop()
+                    .name(REDUNDANT.1)
+                    .table(Alias::new(REDUNDANT.0))
+                    .to_owned(),
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        if !m.has_index(REDUNDANT.0, REDUNDANT.1).await? {
+            m.create_index(
+                Index::create()
+                    .name(REDUNDANT.1)
+                    .table(Alias::new(REDUNDANT.0))
+                    .col(Alias::new("chain_id"))
+                    .col(Alias::new("contract_address"))
+                    .col(Alias::new("token_id"))
+                    .to_owned(),
+            )
+            .await?;
+        }
         convert_all(m, Way::ToText).await
     }
 }
@@ -820,7 +847,7 @@ fn key_texts(row: &QueryResult, n: usize) -> Result<Vec<String>, DbErr> {
 /// Bytes from lowercase hex.
 fn unhex(text: &str) -> Result<Vec<u8>, DbErr> {
     let bad = || DbErr::Migration(format!("'{text}' is not hex"));
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(bad());
     }
     (0..text.len())
