@@ -51,3 +51,21 @@ impl MigratorTrait for Migrator {
         ]
     }
 }
+
+/// `?` placeholders, or PostgreSQL's `$n`.
+pub(crate) fn placeholders(backend: sea_orm_migration::sea_orm::DbBackend, sql: &str) -> String {
+    if backend != sea_orm_migration::sea_orm::DbBackend::Postgres {
+        return sql.to_string();
+    }
+    let mut n = 0;
+    let mut out = String::with_capacity(sql.len() + 8);
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

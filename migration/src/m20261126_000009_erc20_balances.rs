@@ -197,24 +197,6 @@ impl Replay {
     }
 }
 
-/// `?` placeholders, or PostgreSQL's `$n`.
-fn placeholders(backend: DbBackend, sql: &str) -> String {
-    if backend != DbBackend::Postgres {
-        return sql.to_string();
-    }
-    let mut n = 0;
-    let mut out = String::with_capacity(sql.len() + 8);
-    for c in sql.chars() {
-        if c == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Replays every stored transfer into both tables, one token at a time (in the order of the
 /// token's transfers, along `idx_erc20_contract`), so that memory holds one token's holders.
 async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
@@ -225,7 +207,7 @@ async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
             "SELECT DISTINCT chain_id, contract_address FROM erc20_transfers",
         ))
         .await?;
-    let page = placeholders(
+    let page = crate::placeholders(
         backend,
         &format!(
             "SELECT block_number, log_index, from_address, to_address, value \

@@ -17,20 +17,7 @@ impl Conversion<'_, '_> {
 
     /// `?` placeholders as the backend writes them.
     pub(super) fn ph(&self, sql: &str) -> String {
-        if self.backend != DbBackend::Postgres {
-            return sql.to_string();
-        }
-        let mut n = 0;
-        let mut out = String::with_capacity(sql.len() + 8);
-        for c in sql.chars() {
-            if c == '?' {
-                n += 1;
-                out.push_str(&format!("${n}"));
-            } else {
-                out.push(c);
-            }
-        }
-        out
+        crate::placeholders(self.backend, sql)
     }
 
     /// The column type a converted column takes.
