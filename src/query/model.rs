@@ -78,14 +78,14 @@ pub struct Edge<T> {
     pub node: T,
 }
 
-/// One value of a keyset position, in the form it is stored and compared in.
+/// One value of a keyset position: the typed value the SQL compares (a cursor carries its text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyPart {
     /// An integer column (a block number, a log or batch index).
     Int(i64),
     /// An address column (`0x` and 40 lowercase hex digits).
     Address(Address),
-    /// A uint256 column (64 hex digits, [`Uint256::to_db`]).
+    /// A uint256 column (64 hex digits in a cursor, [`Uint256::to_hex64`]).
     Uint(Uint256),
     /// A text value (a trait's type or value), as it is.
     Text(String),

@@ -27,8 +27,8 @@ pub fn lower(bytes: &[u8]) -> String {
     s
 }
 
-/// `0x` and `bytes` as lowercase hex: the storage form of hashes and addresses (what `{:#x}`
-/// and `Address`'s `Display` write).
+/// `0x` and `bytes` as lowercase hex: how the APIs and the change feed write hashes and
+/// addresses (what `{:#x}` and `Address`'s `Display` write).
 pub fn lower0x(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(2 + 2 * bytes.len());
     s.push_str("0x");

@@ -1,13 +1,13 @@
 //! Black-box tests of the `tokenql` binary on SQLite: migrate, keys, import (twice: nothing
 //! changes), and `serve --demo` answering with the key it prints.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use sea_orm::{ConnectionTrait, EntityTrait};
 use tokenql::entity::*;
 
 use crate::support::common::binary;
-use binary::tokenql;
+use binary::{data, tokenql};
 
 fn temp_db(tag: &str) -> (PathBuf, String) {
     let mut raw = [0u8; 8];
@@ -16,14 +16,6 @@ fn temp_db(tag: &str) -> (PathBuf, String) {
     let path = std::env::temp_dir().join(format!("tq-cli-{tag}-{name}.db"));
     let url = format!("sqlite://{}?mode=rwc", path.display());
     (path, url)
-}
-
-fn data(p: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(p)
-        .display()
-        .to_string()
 }
 
 /// Every row of every indexed table, in a canonical order.
@@ -101,17 +93,8 @@ async fn keys_and_idempotent_import() {
     let (ok, _, err) = tokenql(&url, &["keys", "revoke", "nobody"]);
     assert!(!ok && err.contains("no active key"), "{err}");
 
-    let args = [
-        "import",
-        "--chain",
-        "eth",
-        "--logs",
-        &data("demo-mainnet/logs.jsonl"),
-        "--blocks",
-        &data("demo-mainnet/blocks.jsonl"),
-        "--tokenlist",
-        &data("tokenlists/superchain.tokenlist.json"),
-    ];
+    let args = binary::sample_import();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (ok, out, err) = tokenql(&url, &args);
     assert!(ok, "{err}");
     assert!(

@@ -20,6 +20,11 @@ impl Conversion<'_, '_> {
         format!("{}__conv", self.spec.table)
     }
 
+    /// Where MySQL's swap moves the old table before dropping it.
+    fn old_name(&self) -> String {
+        format!("{}__old", self.spec.table)
+    }
+
     pub(super) async fn run(&self) -> Result<(), DbErr> {
         let db = self.m.get_connection();
         let copy = self.copy_name();
@@ -45,8 +50,15 @@ impl Conversion<'_, '_> {
                 self.swap().await
             }
             // Swapped, but killed before its progress row went (MySQL: the rename commits
-            // alone).
-            (Some(_), false) => self.forget(db).await,
+            // alone, and the old table may still be there).
+            (Some(_), false) => {
+                db.execute_unprepared(&format!(
+                    "DROP TABLE IF EXISTS {}",
+                    self.q(&self.old_name())
+                ))
+                .await?;
+                self.forget(db).await
+            }
         }
     }
 
@@ -320,12 +332,7 @@ impl Conversion<'_, '_> {
         rows.iter()
             .map(|r| {
                 let name: String = r.try_get("", "name")?;
-                let kind = self
-                    .spec
-                    .columns
-                    .iter()
-                    .find(|(n, ..)| *n == name)
-                    .map(|(_, k, _)| *k);
+                let kind = self.spec.kind_of(&name);
                 Ok((name, kind))
             })
             .collect()
@@ -374,7 +381,7 @@ impl Conversion<'_, '_> {
             DbBackend::MySql => {
                 // `LIKE` copied the indexes; the rename is atomic.
                 let db = self.m.get_connection();
-                let old = self.q(&format!("{}__old", self.spec.table));
+                let old = self.q(&self.old_name());
                 db.execute_unprepared(&format!("DROP TABLE IF EXISTS {old}"))
                     .await?;
                 db.execute_unprepared(&format!("RENAME TABLE {t} TO {old}, {c} TO {t}"))

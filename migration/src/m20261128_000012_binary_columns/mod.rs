@@ -88,6 +88,25 @@ struct Spec {
     columns: &'static [Col],
 }
 
+impl Spec {
+    /// What column `name` holds, if it is converted.
+    fn kind_of(&self, name: &str) -> Option<Kind> {
+        self.columns
+            .iter()
+            .find(|(n, ..)| *n == name)
+            .map(|(_, kind, _)| *kind)
+    }
+
+    /// Whether key column `name` holds text that is not converted (the other unconverted key
+    /// columns are integers).
+    fn is_text_key(&self, name: &str) -> bool {
+        TEXT_KEYS.contains(&name)
+    }
+}
+
+/// The unconverted key columns that hold text, in every table of [`TABLES`].
+const TEXT_KEYS: &[&str] = &["scope", "stream_id"];
+
 use Kind::{Address as A, Hash as H, Uint as U};
 
 /// Every table with an address, hash or uint256 column.

@@ -85,13 +85,7 @@ impl Conversion<'_, '_> {
     /// A key column as text (to carry a position between batches).
     pub(super) fn key_text(&self, name: &str) -> String {
         let c = self.q(name);
-        let converted = self
-            .spec
-            .columns
-            .iter()
-            .find(|(n, ..)| *n == name)
-            .map(|(_, kind, _)| *kind);
-        match (converted, self.way, self.backend) {
+        match (self.spec.kind_of(name), self.way, self.backend) {
             // The source holds bytes: read them as the text whose order they keep.
             (Some(_), Way::ToText, DbBackend::Postgres) => format!("encode({c}, 'hex')"),
             (Some(_), Way::ToText, DbBackend::MySql) => format!("LOWER(HEX({c}))"),
@@ -108,27 +102,16 @@ impl Conversion<'_, '_> {
             .iter()
             .zip(last)
             .map(|(name, text)| {
-                let kind = self
-                    .spec
-                    .columns
-                    .iter()
-                    .find(|(n, ..)| n == name)
-                    .map(|(_, k, _)| *k);
-                Ok(match (kind, self.way) {
+                Ok(match (self.spec.kind_of(name), self.way) {
                     (Some(_), Way::ToText) => Value::from(unhex(text)?),
                     (Some(_), Way::ToBinary) => Value::from(text.clone()),
                     (None, _) => match text.parse::<i64>() {
-                        Ok(n) if !self.is_text_key(name) => Value::from(n),
+                        Ok(n) if !self.spec.is_text_key(name) => Value::from(n),
                         _ => Value::from(text.clone()),
                     },
                 })
             })
             .collect()
-    }
-
-    /// The key columns that hold text (not integers) and are not converted.
-    pub(super) fn is_text_key(&self, name: &str) -> bool {
-        matches!(name, "scope" | "stream_id")
     }
 
     /// `key > ?` (`after`) or `key <= ?`, as the backend uses an index for it: a row value on

@@ -17,3 +17,26 @@ pub fn tokenql(url: &str, args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The path of `p` under the repository's `data/` folder.
+pub fn data(p: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(p)
+        .display()
+        .to_string()
+}
+
+/// `tokenql import` of the bundled mainnet sample (1,205 ERC20 and 147 NFT transfers) with the
+/// superchain token list.
+pub fn sample_import() -> Vec<String> {
+    let mut args: Vec<String> = ["import", "--chain", "eth", "--logs"]
+        .map(String::from)
+        .into();
+    args.push(data("demo-mainnet/logs.jsonl"));
+    args.push("--blocks".into());
+    args.push(data("demo-mainnet/blocks.jsonl"));
+    args.push("--tokenlist".into());
+    args.push(data("tokenlists/superchain.tokenlist.json"));
+    args
+}
