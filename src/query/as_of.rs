@@ -20,7 +20,11 @@ use std::collections::{BTreeMap, HashSet};
 
 use sea_orm::{ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 
+use super::snapshot::Snapshot;
+use super::status::{ChainView, Needs};
+use super::walk::{Position, Walk};
 use super::QueryError;
+use super::SyncStatus;
 use crate::entity::{contract, nft_holding, nft_transfer, scope_sync};
 use crate::store::replay_moves;
 use crate::types::{Address, Chain, ScopeKind, ScopeState, TokenStandard, Uint256};
@@ -236,6 +240,50 @@ pub(super) async fn since(
     }
     let rows = holdings_at(db, chain, who, pinned, Within::Tokens(&tokens)).await?;
     Ok(Some(Since { tokens, rows }))
+}
+
+/// A page of a holdings walk at the head, settled in its snapshot.
+pub(super) struct Settled {
+    /// The chain's state in the snapshot.
+    pub view: ChainView,
+    /// Whether the answer is incomplete ([`Walk::incomplete`]).
+    pub incomplete: bool,
+    /// The status the answer's rows are judged by.
+    pub status: SyncStatus,
+    /// What changed after the block the walk is pinned to, on a later page.
+    pub since: Option<Since>,
+}
+
+impl Settled {
+    /// How many tokens changed since the pinned block: a page reads that many more rows.
+    pub fn changed(&self) -> u64 {
+        self.since.as_ref().map_or(0, |s| s.tokens.len() as u64)
+    }
+}
+
+/// Settles a page of `who`'s holdings walk in `snap`: judges the answer by `needs`, pins the
+/// walk (a later page checks the block its first page pinned) and reads what `who` moved
+/// after that block, which the page answers as of.
+pub(super) async fn settle<P: Position>(
+    snap: &Snapshot<'_>,
+    walk: &mut Walk<P>,
+    chain: Chain,
+    needs: &Needs,
+    who: Holders,
+) -> Result<Settled, QueryError> {
+    let (view, done) = snap.settle(chain, |_| needs.clone()).await?;
+    let incomplete = walk.incomplete(done.complete);
+    walk.hold(snap.db(), chain, view.indexed_block).await?;
+    let moved = match walk.pinned() {
+        Some(b) => since(snap.db(), chain, who, b, view.indexed_block).await?,
+        None => None,
+    };
+    Ok(Settled {
+        view,
+        incomplete,
+        status: done.status,
+        since: moved,
+    })
 }
 
 /// One page as of a pinned block, from `head` (the head's rows after the position, in key

@@ -120,19 +120,14 @@ impl QueryService {
         // The page and the state it is judged by, as of one moment.
         let snap = self.snapshot().await?;
         let db = snap.db();
-        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
-        let incomplete = walk.incomplete(done.complete);
+        let who = Holders::Collection(q.contract, q.token);
+        let settled = as_of::settle(&snap, &mut walk, q.chain, &needs, who).await?;
+        let (view, incomplete, changed) = (settled.view, settled.incomplete, settled.changed());
+        let status = settled.status;
         if incomplete {
             filter = filter.add(certain_holdings(q.chain, view.start_block));
         }
-        // A later page of a walk answers as of the block its first page pinned.
-        walk.hold(db, q.chain, view.indexed_block).await?;
-        let who = Holders::Collection(q.contract, q.token);
-        let since = match walk.pinned() {
-            Some(b) => as_of::since(db, q.chain, who, b, view.indexed_block).await?,
-            None => None,
-        };
-        let changed = since.as_ref().map_or(0, |s| s.tokens.len() as u64);
+        let since = settled.since;
         let limit = q.page_size.get();
         let mut tokens = held_tokens(db, filter.clone(), limit + changed + 1).await?;
         let mut replayed = HashMap::new();
@@ -166,7 +161,7 @@ impl QueryService {
         let contract = q.contract;
         let block = walk.pinned().or(view.indexed_block);
         walk.at(block)
-            .finish(self, tokens, limit, incomplete, done.status, |t| {
+            .finish(self, tokens, limit, incomplete, status, |t| {
                 nft(contract, t, &shared)
             })
     }

@@ -114,16 +114,12 @@ impl QueryService {
         // The page and the state it is judged by, as of one moment.
         let snap = self.snapshot().await?;
         let db = snap.db();
-        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
-        let incomplete = walk.incomplete(done.complete);
         // A later page of a walk answers as of the block its first page pinned: the
         // collections a move touched since are counted again as of it.
-        walk.hold(db, q.chain, view.indexed_block).await?;
         let who = Holders::Wallet(q.owner);
-        let since = match walk.pinned() {
-            Some(b) => as_of::since(db, q.chain, who, b, view.indexed_block).await?,
-            None => None,
-        };
+        let settled = as_of::settle(&snap, &mut walk, q.chain, &needs, who).await?;
+        let (view, incomplete, since) = (settled.view, settled.incomplete, settled.since);
+        let status = settled.status;
         let touched: HashSet<Address> = since
             .iter()
             .flat_map(|s| s.tokens.iter().map(|t| t.0))
@@ -165,7 +161,7 @@ impl QueryService {
         snap.close().await?;
         let block = walk.pinned().or(view.indexed_block);
         walk.at(block)
-            .finish(self, rows, limit, incomplete, done.status, collection)
+            .finish(self, rows, limit, incomplete, status, collection)
     }
 
     /// The page of [`QueryService::wallet_collections`] as of `block` ([`super::as_of`]):

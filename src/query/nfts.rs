@@ -179,17 +179,12 @@ impl QueryService {
         // holds only the certain holdings.
         let snap = self.snapshot().await?;
         let db = snap.db();
-        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
-        let incomplete = walk.incomplete(done.complete);
-        let restrict = incomplete.then(|| q.certain(view.start_block));
-        // A later page of a walk answers as of the block its first page pinned.
-        walk.hold(db, q.chain, view.indexed_block).await?;
         let who = Holders::Wallet(q.owner);
-        let since = match walk.pinned() {
-            Some(b) => as_of::since(db, q.chain, who, b, view.indexed_block).await?,
-            None => None,
-        };
-        let changed = since.as_ref().map_or(0, |s| s.tokens.len() as u64);
+        let settled = as_of::settle(&snap, &mut walk, q.chain, &needs, who).await?;
+        let (view, incomplete, changed) = (settled.view, settled.incomplete, settled.changed());
+        let status = settled.status;
+        let restrict = incomplete.then(|| q.certain(view.start_block));
+        let since = settled.since;
         let mut rows = nft_rows(db, q, keyset, restrict.clone(), limit + changed).await?;
         if let Some(s) = since {
             let pinned = q.refine(db, s.rows, incomplete, view.start_block).await?;
@@ -214,7 +209,7 @@ impl QueryService {
         let block = walk.pinned().or(view.indexed_block);
         walk.counting(total)
             .at(block)
-            .finish(self, rows, limit, incomplete, done.status, holding)
+            .finish(self, rows, limit, incomplete, status, holding)
     }
 }
 

@@ -89,17 +89,12 @@ impl QueryService {
         let needs = q.needs();
         // The page and the state it is judged by, as of one moment.
         let snap = self.snapshot().await?;
-        let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
-        let incomplete = walk.incomplete(done.complete);
         let db = snap.db();
-        // A later page of a walk answers as of the block its first page pinned.
-        walk.hold(db, q.chain, view.indexed_block).await?;
         let who = Holders::Collection(q.contract, q.token_id);
-        let since = match walk.pinned() {
-            Some(b) => as_of::since(db, q.chain, who, b, view.indexed_block).await?,
-            None => None,
-        };
-        let changed = since.as_ref().map_or(0, |s| s.tokens.len() as u64);
+        let settled = as_of::settle(&snap, &mut walk, q.chain, &needs, who).await?;
+        let (view, incomplete, changed) = (settled.view, settled.incomplete, settled.changed());
+        let status = settled.status;
+        let since = settled.since;
         let mut find = nft_holding::Entity::find().filter(q.filter());
         if let Some(k) = keyset {
             find = find.filter(k);
@@ -132,7 +127,7 @@ impl QueryService {
         snap.close().await?;
         let block = walk.pinned().or(view.indexed_block);
         walk.at(block)
-            .finish(self, rows, limit, incomplete, done.status, owner_edge)
+            .finish(self, rows, limit, incomplete, status, owner_edge)
     }
 
     /// The page of [`QueryService::nft_owners`] as of `block` ([`super::as_of`]): complete once

@@ -617,3 +617,30 @@ fn the_spec_check_finds_a_description() {
     assert!(query_parameter_descriptions(path).is_empty());
     assert!(query_parameter_descriptions("// IntoParams in prose").is_empty());
 }
+
+#[test]
+fn transfer_arguments_are_declared_once() {
+    // The transfer list fields of every object take their arguments from one declaration
+    // (graphql/objects/transfer_fields.rs); a resolver elsewhere that declares the date bounds
+    // is a second copy of them, which drifts.
+    let mut found = Vec::new();
+    for (file, text) in files_raw() {
+        if !file.starts_with("graphql/") || file == "graphql/objects/transfer_fields.rs" {
+            continue;
+        }
+        let code = strip_comments(text.split("#[cfg(test)]").next().unwrap_or_default());
+        let declares = |line: &str| {
+            let line = line.trim();
+            !line.starts_with("pub ")
+                && (line.contains("from_date: Option<") || line.contains("to_date: Option<"))
+        };
+        if code.lines().any(declares) {
+            found.push(file);
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "transfer arguments declared outside graphql/objects/transfer_fields.rs (add the field \
+         to its transfer_fields! list): {found:?}"
+    );
+}

@@ -9,8 +9,8 @@ use async_graphql::{Context, Object};
 use super::collection_nfts::{self, CollectionNft};
 use super::collection_traits::NftTrait;
 use super::nft::{self, Nft};
-use super::nft_transfer::{self, NftTransfer};
 use super::stats::{self, CollectionHolder};
+use super::transfer_fields::{CollectionTransfers, TransferScope};
 use crate::graphql::args;
 use crate::graphql::connection::{nested_page_cost, Connection};
 use crate::graphql::enums::{ContractType, Order, TokenIdFormat};
@@ -18,8 +18,8 @@ use crate::graphql::error::GqlError;
 use crate::graphql::loaders::{contract_key, include, Primed};
 use crate::graphql::scalars::{Address, BlockNumber};
 use crate::graphql::service;
-use crate::query::{self, ContractInfo, NftOwnersQuery, NftTransferQuery, QueryService};
-use crate::types::{self, AddressList, Chain};
+use crate::query::{self, ContractInfo, NftOwnersQuery, QueryService};
+use crate::types::{self, Chain};
 
 /// `NftCollection` fields answered from the contract's metadata.
 pub const CONTRACT_FIELDS: &[&str] = &[
@@ -226,54 +226,9 @@ impl NftCollection {
         Ok(Connection::from_page(page, NftTrait))
     }
 
-    /// The collection's moves (mints and burns included), newest first unless `order: ASC`:
-    /// by block, log index, then position in a batch. `SYNCED` once the collection's whole
-    /// history is indexed (or when `fromBlock` is at or after the live start block).
-    #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
-    async fn transfers(
-        &self,
-        ctx: &Context<'_>,
-        #[graphql(default = 100, desc = "How many moves per page: 1 to 100.")] first: i32,
-        #[graphql(
-            desc = "The `endCursor` of the previous page, to get the next one; only \
-                          valid with the same arguments."
-        )]
-        after: Option<String>,
-        #[graphql(desc = "Only moves in this block or later (inclusive).")] from_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(desc = "Only moves in this block or earlier (inclusive).")] to_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(desc = "Only moves at or after this time: Unix seconds or ISO 8601 \
-                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it.")]
-        from_date: Option<String>,
-        #[graphql(desc = "Only moves at or before this time: Unix seconds or ISO 8601; \
-                          `toBlock` wins over it.")]
-        to_date: Option<String>,
-        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
-        #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
-        token_id_format: TokenIdFormat,
-    ) -> Result<Connection<NftTransfer>, GqlError> {
-        let range = args::Range {
-            from_block,
-            to_block,
-            from_date,
-            to_date,
-            order,
-        };
-        let bounds = range.parse()?;
-        let q = NftTransferQuery {
-            chain: self.chain,
-            wallet: None,
-            contracts: AddressList::one(self.address),
-            blocks: bounds.blocks,
-            dates: bounds.dates,
-            order: bounds.order,
-            page_size: args::first(first)?,
-        };
-        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
-        nft_transfer::resolve(ctx, service, q, None, after, token_id_format.into()).await
+    /// `transfers`, declared with the other transfer fields: [`CollectionTransfers`].
+    #[graphql(flatten)]
+    async fn transfers_field(&self) -> CollectionTransfers {
+        CollectionTransfers(TransferScope::contract(self.chain, self.address))
     }
 }

@@ -8,8 +8,10 @@
 //!   [`collection_nfts`] (`CollectionNft`), [`collection_traits`] (`NftTrait`), [`nft_token`] (`NftToken`), [`nft_fields`] (an
 //!   NFT's own fields, part of `NftToken` and `CollectionNft`, and what a page's tokens
 //!   share), [`nft`] (`Nft`, a holding), [`transfer`] (`Erc20Transfer`), [`nft_transfer`]
-//!   (`NftTransfer`), [`media`] (`NftMedia`), [`stats`] (counts and activity, and a
-//!   collection's distinct holders); [`subscription`] (the `Subscription` root: live
+//!   (`NftTransfer`), [`transfer_fields`] (the transfer list fields of `Wallet`, `Token`,
+//!   `NftCollection` and `NftToken`, with their arguments declared once), [`media`]
+//!   (`NftMedia`), [`stats`] (counts and activity, and a collection's distinct holders);
+//!   [`subscription`] (the `Subscription` root: live
 //!   `erc20Transfers` and `nftTransfers`, over WebSocket).
 
 pub mod balances;
@@ -26,5 +28,6 @@ pub mod stats;
 pub mod subscription;
 pub mod token;
 pub mod transfer;
+pub mod transfer_fields;
 pub mod wallet;
 pub mod wallet_collections;

@@ -8,11 +8,10 @@ use async_graphql::{Context, MergedObject, Object};
 use super::collection::{NftCollection, CONTRACT_FIELDS as COLLECTION_FIELDS};
 use super::nft::{self as holdings, Nft};
 use super::nft_fields::{self, Linked, NftFields};
-use super::nft_transfer::{self, NftTransfer};
 use super::stats;
+use super::transfer_fields::{NftTokenTransfers, TransferScope};
 use crate::graphql::args;
 use crate::graphql::connection::{page_cost, Connection};
-use crate::graphql::enums::Order;
 use crate::graphql::error::GqlError;
 use crate::graphql::loaders::{selects, Primed};
 use crate::graphql::scalars::BlockNumber;
@@ -128,53 +127,14 @@ impl NftLinks {
         ))
     }
 
-    /// The token's moves (mints and burns included), newest first unless `order: ASC`: by
-    /// block, log index, then position in a batch. `SYNCED` once the collection's whole
-    /// history is indexed (or when `fromBlock` is at or after the live start block).
-    #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
-    async fn transfers(
-        &self,
-        ctx: &Context<'_>,
-        #[graphql(default = 100, desc = "How many moves per page: 1 to 100.")] first: i32,
-        #[graphql(
-            desc = "The `endCursor` of the previous page, to get the next one; only \
-                          valid with the same arguments."
-        )]
-        after: Option<String>,
-        #[graphql(desc = "Only moves in this block or later (inclusive).")] from_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(desc = "Only moves in this block or earlier (inclusive).")] to_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(desc = "Only moves at or after this time: Unix seconds or ISO 8601 \
-                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it.")]
-        from_date: Option<String>,
-        #[graphql(desc = "Only moves at or before this time: Unix seconds or ISO 8601; \
-                          `toBlock` wins over it.")]
-        to_date: Option<String>,
-        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
-    ) -> Result<Connection<NftTransfer>, GqlError> {
-        let range = args::Range {
-            from_block,
-            to_block,
-            from_date,
-            to_date,
-            order,
-        };
-        let bounds = range.parse()?;
-        let q = crate::query::NftTransferQuery {
-            chain: self.linked.chain,
-            wallet: None,
-            contracts: types::AddressList::one(self.contract),
-            blocks: bounds.blocks,
-            dates: bounds.dates,
-            order: bounds.order,
-            page_size: args::first(first)?,
-        };
-        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
-        let format = self.linked.format;
-        nft_transfer::resolve(ctx, service, q, Some(self.token_id), after, format).await
+    /// `transfers`, declared with the other transfer fields: [`NftTokenTransfers`].
+    #[graphql(flatten)]
+    async fn transfers_field(&self) -> NftTokenTransfers {
+        NftTokenTransfers(TransferScope::token(
+            self.linked.chain,
+            self.contract,
+            self.token_id,
+            self.linked.format,
+        ))
     }
 }

@@ -7,16 +7,14 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::stats::{self, TokenHolder};
-use super::transfer::{self, Erc20Transfer};
-use crate::graphql::args;
+use super::transfer_fields::{TokenTransfers, TransferScope};
 use crate::graphql::connection::{nested_page_cost, Connection};
 use crate::graphql::enums::Order;
 use crate::graphql::error::GqlError;
 use crate::graphql::loaders::{contract_key, include, Primed};
 use crate::graphql::scalars::{Address, BlockNumber};
-use crate::graphql::service;
-use crate::query::{ContractInfo, QueryService, TransferQuery};
-use crate::types::{self, AddressList, Chain};
+use crate::query::{ContractInfo, QueryService};
+use crate::types::{self, Chain};
 
 /// `Token` fields answered from the contract's metadata.
 pub const CONTRACT_FIELDS: &[&str] = &[
@@ -132,58 +130,9 @@ impl Token {
         stats::token_counts(ctx, self.chain, self.address).await
     }
 
-    /// The token's transfers, newest first unless `order: ASC`: by block, then log index.
-    /// `SYNCED` once the token's whole history is indexed (or when `fromBlock` is at or after
-    /// the live start block).
-    #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "nested_page_cost(first, child_complexity)")]
-    async fn transfers(
-        &self,
-        ctx: &Context<'_>,
-        #[graphql(default = 100, desc = "How many transfers per page: 1 to 100.")] first: i32,
-        #[graphql(
-            desc = "The `endCursor` of the previous page, to get the next one; only \
-                          valid with the same arguments."
-        )]
-        after: Option<String>,
-        #[graphql(desc = "Only transfers in this block or later (inclusive).")] from_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(desc = "Only transfers in this block or earlier (inclusive).")] to_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(
-            desc = "Only transfers at or after this time: Unix seconds or ISO 8601 \
-                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it."
-        )]
-        from_date: Option<String>,
-        #[graphql(
-            desc = "Only transfers at or before this time: Unix seconds or ISO 8601; \
-                          `toBlock` wins over it."
-        )]
-        to_date: Option<String>,
-        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
-    ) -> Result<Connection<Erc20Transfer>, GqlError> {
-        let range = args::Range {
-            from_block,
-            to_block,
-            from_date,
-            to_date,
-            order,
-        };
-        let bounds = range.parse()?;
-        let q = TransferQuery {
-            chain: self.chain,
-            wallets: AddressList::default(),
-            contracts: AddressList::one(self.address),
-            exclude_wallets: AddressList::default(),
-            exclude_contracts: AddressList::default(),
-            blocks: bounds.blocks,
-            dates: bounds.dates,
-            order: bounds.order,
-            page_size: args::first(first)?,
-        };
-        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
-        transfer::resolve(ctx, service, q, after).await
+    /// `transfers`, declared with the other transfer fields: [`TokenTransfers`].
+    #[graphql(flatten)]
+    async fn transfers_field(&self) -> TokenTransfers {
+        TokenTransfers(TransferScope::contract(self.chain, self.address))
     }
 }

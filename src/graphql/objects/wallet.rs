@@ -6,20 +6,17 @@ use async_graphql::{Context, Object};
 
 use super::balances::{self, TokenBalance};
 use super::nft::{self, NftConnection};
-use super::nft_transfer::{self, NftTransfer};
 use super::stats;
-use super::transfer::{self, Erc20Transfer};
+use super::transfer_fields::{TransferScope, WalletErc20Transfers, WalletNftTransfers};
 use super::wallet_collections::{self, WalletCollection};
 use crate::graphql::args;
 use crate::graphql::connection::{page_cost, Connection};
-use crate::graphql::enums::{Order, TokenIdFormat};
+use crate::graphql::enums::TokenIdFormat;
 use crate::graphql::error::GqlError;
 use crate::graphql::scalars::{Address, BlockNumber};
 use crate::graphql::service;
-use crate::query::{
-    NftQuery, NftTransferQuery, TokenBalanceQuery, TransferQuery, WalletCollectionsQuery,
-};
-use crate::types::{self, AddressList, Chain};
+use crate::query::{NftQuery, TokenBalanceQuery, WalletCollectionsQuery};
+use crate::types::{self, Chain};
 
 /// The `Wallet` object.
 pub struct Wallet {
@@ -105,62 +102,10 @@ impl Wallet {
         nft::resolve(ctx, service, q, after, token_id_format.into()).await
     }
 
-    /// The ERC20 transfers the wallet sent or received, newest first unless `order: ASC`: by
-    /// block, then log index. `SYNCED` once the wallet's whole history is indexed (or, with
-    /// `contractAddresses`, every named token's; or when `fromBlock` is at or after the live
-    /// start block).
-    #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
-    async fn erc20_transfers(
-        &self,
-        ctx: &Context<'_>,
-        #[graphql(default = 100, desc = "How many transfers per page: 1 to 100.")] first: i32,
-        #[graphql(
-            desc = "The `endCursor` of the previous page, to get the next one; only \
-                          valid with the same arguments."
-        )]
-        after: Option<String>,
-        #[graphql(desc = "Only transfers of these tokens (at most 100 addresses).")]
-        contract_addresses: Option<Vec<Address>>,
-        #[graphql(desc = "Only transfers in this block or later (inclusive).")] from_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(desc = "Only transfers in this block or earlier (inclusive).")] to_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(
-            desc = "Only transfers at or after this time: Unix seconds or ISO 8601 \
-                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it."
-        )]
-        from_date: Option<String>,
-        #[graphql(
-            desc = "Only transfers at or before this time: Unix seconds or ISO 8601; \
-                          `toBlock` wins over it."
-        )]
-        to_date: Option<String>,
-        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
-    ) -> Result<Connection<Erc20Transfer>, GqlError> {
-        let range = args::Range {
-            from_block,
-            to_block,
-            from_date,
-            to_date,
-            order,
-        };
-        let bounds = range.parse()?;
-        let q = TransferQuery {
-            chain: self.chain,
-            wallets: AddressList::one(self.address),
-            contracts: args::address_list("contractAddresses", contract_addresses.as_deref())?,
-            exclude_wallets: AddressList::default(),
-            exclude_contracts: AddressList::default(),
-            blocks: bounds.blocks,
-            dates: bounds.dates,
-            order: bounds.order,
-            page_size: args::first(first)?,
-        };
-        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
-        transfer::resolve(ctx, service, q, after).await
+    /// `erc20Transfers`, declared with the other transfer fields: [`WalletErc20Transfers`].
+    #[graphql(flatten)]
+    async fn erc20_transfers_field(&self) -> WalletErc20Transfers {
+        WalletErc20Transfers(TransferScope::wallet(self.chain, self.address))
     }
 
     /// The wallet's non-zero ERC20 balances, summed exactly from its whole transfer history
@@ -195,58 +140,10 @@ impl Wallet {
         balances::balances(ctx, service, q, after).await
     }
 
-    /// The NFTs the wallet sent or received (mints and burns included), newest first unless
-    /// `order: ASC`: by block, log index, then position in a batch. `SYNCED` once the
-    /// wallet's whole history is indexed (or, with `contractAddresses`, every named
-    /// collection's; or when `fromBlock` is at or after the live start block).
-    #[allow(clippy::too_many_arguments)]
-    #[graphql(complexity = "page_cost(first, child_complexity)")]
-    async fn nft_transfers(
-        &self,
-        ctx: &Context<'_>,
-        #[graphql(default = 100, desc = "How many moves per page: 1 to 100.")] first: i32,
-        #[graphql(
-            desc = "The `endCursor` of the previous page, to get the next one; only \
-                          valid with the same arguments."
-        )]
-        after: Option<String>,
-        #[graphql(desc = "Only moves of these collections (at most 100 addresses).")]
-        contract_addresses: Option<Vec<Address>>,
-        #[graphql(desc = "Only moves in this block or later (inclusive).")] from_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(desc = "Only moves in this block or earlier (inclusive).")] to_block: Option<
-            BlockNumber,
-        >,
-        #[graphql(desc = "Only moves at or after this time: Unix seconds or ISO 8601 \
-                          (`2023-03-20T08:37:35Z`); `fromBlock` wins over it.")]
-        from_date: Option<String>,
-        #[graphql(desc = "Only moves at or before this time: Unix seconds or ISO 8601; \
-                          `toBlock` wins over it.")]
-        to_date: Option<String>,
-        #[graphql(default, desc = "`DESC` (newest first, the default) or `ASC`.")] order: Order,
-        #[graphql(default, desc = "How token ids are written: decimal (default) or hex.")]
-        token_id_format: TokenIdFormat,
-    ) -> Result<Connection<NftTransfer>, GqlError> {
-        let range = args::Range {
-            from_block,
-            to_block,
-            from_date,
-            to_date,
-            order,
-        };
-        let bounds = range.parse()?;
-        let q = NftTransferQuery {
-            chain: self.chain,
-            wallet: Some(self.address),
-            contracts: args::address_list("contractAddresses", contract_addresses.as_deref())?,
-            blocks: bounds.blocks,
-            dates: bounds.dates,
-            order: bounds.order,
-            page_size: args::first(first)?,
-        };
-        let (service, after) = (service(ctx)?, args::after(after.as_deref())?);
-        nft_transfer::resolve(ctx, service, q, None, after, token_id_format.into()).await
+    /// `nftTransfers`, declared with the other transfer fields: [`WalletNftTransfers`].
+    #[graphql(flatten)]
+    async fn nft_transfers_field(&self) -> WalletNftTransfers {
+        WalletNftTransfers(TransferScope::wallet(self.chain, self.address))
     }
 
     /// The collections the wallet holds at least one token of, by address, with how many of
