@@ -101,17 +101,9 @@ pub async fn post(
     };
     match serde_json::from_slice::<async_graphql::Request>(&bytes) {
         Ok(request) => {
-            let base = media_base(&state, &parts.headers);
             let service = crate::app::reader(&state, &parts.extensions);
-            execute(
-                &executor,
-                request
-                    .data(caller)
-                    .data(base)
-                    .data(service)
-                    .data(state.ops.options().chain_reads.clone()),
-            )
-            .await
+            let request = with_data(request, &state, &parts.headers, caller, service);
+            execute(&executor, request).await
         }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
@@ -162,16 +154,8 @@ async fn query_string(
     };
     match async_graphql::http::parse_query_string(&raw) {
         Ok(request) => {
-            let base = media_base(&state, &headers);
-            execute(
-                &executor,
-                request
-                    .data(caller)
-                    .data(base)
-                    .data(service)
-                    .data(state.ops.options().chain_reads.clone()),
-            )
-            .await
+            let request = with_data(request, &state, &headers, caller, service);
+            execute(&executor, request).await
         }
         Err(e) => respond(
             StatusCode::BAD_REQUEST,
@@ -184,6 +168,22 @@ async fn query_string(
 }
 
 /// The base URL of preview links (`Nft.media`) for this request.
+/// `request` with what its resolvers read: the caller, the base of preview URLs, the query
+/// service and the chains' JSON-RPC readers.
+fn with_data(
+    request: async_graphql::Request,
+    state: &AppState,
+    headers: &HeaderMap,
+    caller: impl std::any::Any + Send + Sync,
+    service: crate::query::QueryService,
+) -> async_graphql::Request {
+    request
+        .data(caller)
+        .data(media_base(state, headers))
+        .data(service)
+        .data(state.ops.options().chain_reads.clone())
+}
+
 fn media_base(state: &AppState, headers: &HeaderMap) -> crate::graphql::objects::media::MediaBase {
     crate::graphql::objects::media::MediaBase(crate::app::preview_base(state, headers))
 }

@@ -85,12 +85,8 @@ pub fn parse_json(text: &str, name: &str) -> Result<Labels, ListError> {
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     for (key, entry) in entries {
         let at = format!("{name}: entry \"{key}\"");
-        let address = match Address::parse(&key) {
-            Ok(a) => a,
-            Err(e) => {
-                out.report.bad(at, e);
-                continue;
-            }
+        let Some(address) = out.report.check(&at, Address::parse(&key)) else {
+            continue;
         };
         let label = match entry.get("name") {
             Some(Value::String(s)) => s.trim().to_string(),
@@ -118,12 +114,8 @@ pub fn parse_csv(text: &str, name: &str) -> Result<Labels, ListError> {
     };
     for (i, (n, line)) in data_lines(text).enumerate() {
         let at = format!("{name}:{n}");
-        let fields = match csv_fields(line) {
-            Ok(f) => f,
-            Err(e) => {
-                out.report.bad(at, e);
-                continue;
-            }
+        let Some(fields) = out.report.check(&at, csv_fields(line)) else {
+            continue;
         };
         let [address, label] = fields.as_slice() else {
             out.report.bad(
@@ -139,12 +131,8 @@ pub fn parse_csv(text: &str, name: &str) -> Result<Labels, ListError> {
         {
             continue;
         }
-        let address = match Address::parse(address) {
-            Ok(a) => a,
-            Err(e) => {
-                out.report.bad(at, e);
-                continue;
-            }
+        let Some(address) = out.report.check(&at, Address::parse(address)) else {
+            continue;
         };
         let label = label.trim();
         if label.is_empty() {

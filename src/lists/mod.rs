@@ -87,6 +87,15 @@ impl ListReport {
         self.unknown_chains.insert(id.trim().to_string());
     }
 
+    /// The value of `r`, or `None` with the row at `at` reported malformed by its error.
+    pub(crate) fn check<T, E: fmt::Display>(
+        &mut self,
+        at: impl fmt::Display,
+        r: Result<T, E>,
+    ) -> Option<T> {
+        r.map_err(|e| self.bad(at, e)).ok()
+    }
+
     pub(crate) fn bad(&mut self, at: impl fmt::Display, message: impl fmt::Display) {
         self.malformed += 1;
         if self.problems.len() < MAX_PROBLEMS {

@@ -80,12 +80,8 @@ pub fn parse(text: &str, name: &str) -> Result<SpamList, ListError> {
                 continue;
             }
         }
-        let address = match Address::parse(&fields[addr_col]) {
-            Ok(a) => a,
-            Err(e) => {
-                out.report.bad(at, e);
-                continue;
-            }
+        let Some(address) = out.report.check(&at, Address::parse(&fields[addr_col])) else {
+            continue;
         };
         match parse_chain_id(&fields[chain_col]) {
             Ok(Some(chain)) => {

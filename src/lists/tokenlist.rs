@@ -60,19 +60,11 @@ pub fn parse(text: &str, name: &str, only: Option<Chain>) -> Result<Tokens, List
     let text = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     for (i, raw) in list.tokens.into_iter().enumerate() {
         let at = format!("{name}: tokens[{i}]");
-        let entry = match serde_json::from_value::<Entry>(raw) {
-            Ok(e) => e,
-            Err(e) => {
-                out.report.bad(at, e);
-                continue;
-            }
+        let Some(entry) = out.report.check(&at, serde_json::from_value::<Entry>(raw)) else {
+            continue;
         };
-        let address = match Address::parse(&entry.address) {
-            Ok(a) => a,
-            Err(e) => {
-                out.report.bad(at, e);
-                continue;
-            }
+        let Some(address) = out.report.check(&at, Address::parse(&entry.address)) else {
+            continue;
         };
         let Some(chain) = Chain::from_id(entry.chain_id) else {
             out.report.skip_unknown_chain(&entry.chain_id.to_string());

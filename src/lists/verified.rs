@@ -35,12 +35,8 @@ pub fn parse(text: &str, name: &str, chain: Option<Chain>) -> Result<AllowList, 
     };
     for (i, (n, line)) in data_lines(text).enumerate() {
         let at = format!("{name}:{n}");
-        let fields = match csv_fields(line) {
-            Ok(f) => f,
-            Err(e) => {
-                out.report.bad(at, e);
-                continue;
-            }
+        let Some(fields) = out.report.check(&at, csv_fields(line)) else {
+            continue;
         };
         let lower: Vec<String> = fields.iter().map(|f| f.to_ascii_lowercase()).collect();
         if i == 0 && (lower == ["chain_id", "address"] || lower == ["address"]) {
@@ -68,12 +64,8 @@ pub fn parse(text: &str, name: &str, chain: Option<Chain>) -> Result<AllowList, 
                     continue;
                 }
             };
-        let address = match Address::parse(address) {
-            Ok(a) => a,
-            Err(e) => {
-                out.report.bad(at, e);
-                continue;
-            }
+        let Some(address) = out.report.check(&at, Address::parse(address)) else {
+            continue;
         };
         match row_chain {
             Ok(Some(c)) => {

@@ -25,27 +25,23 @@ pub(super) trait TransferColumns: ColumnTrait + Copy {
     const TX: Self;
 }
 
-impl TransferColumns for erc20_transfer::Column {
-    const CHAIN: Self = Self::ChainId;
-    const CONTRACT: Self = Self::ContractAddress;
-    const FROM: Self = Self::FromAddress;
-    const TO: Self = Self::ToAddress;
-    const BLOCK: Self = Self::BlockNumber;
-    const TIME: Self = Self::BlockTimestamp;
-    const LOG: Self = Self::LogIndex;
-    const TX: Self = Self::TransactionHash;
+/// Implements [`TransferColumns`] for transfer tables, whose columns have the same names.
+macro_rules! transfer_columns {
+    ($($table:ident),+) => {$(
+        impl TransferColumns for $table::Column {
+            const CHAIN: Self = Self::ChainId;
+            const CONTRACT: Self = Self::ContractAddress;
+            const FROM: Self = Self::FromAddress;
+            const TO: Self = Self::ToAddress;
+            const BLOCK: Self = Self::BlockNumber;
+            const TIME: Self = Self::BlockTimestamp;
+            const LOG: Self = Self::LogIndex;
+            const TX: Self = Self::TransactionHash;
+        }
+    )+};
 }
 
-impl TransferColumns for nft_transfer::Column {
-    const CHAIN: Self = Self::ChainId;
-    const CONTRACT: Self = Self::ContractAddress;
-    const FROM: Self = Self::FromAddress;
-    const TO: Self = Self::ToAddress;
-    const BLOCK: Self = Self::BlockNumber;
-    const TIME: Self = Self::BlockTimestamp;
-    const LOG: Self = Self::LogIndex;
-    const TX: Self = Self::TransactionHash;
-}
+transfer_columns!(erc20_transfer, nft_transfer);
 
 /// Which transfers a question selects.
 #[derive(Debug, Clone)]

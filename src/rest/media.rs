@@ -72,30 +72,33 @@ pub struct MediaItem {
     pub height: u32,
 }
 
-/// Where the previews stand: `success` (made); `processing` (queued or being fetched: the
-/// first request for an image answers this); `unsupported_media` (not an image — audio and
-/// video keep their `category` —, an image format that is not decoded, undecodable bytes, or
-/// a file over the size cap); `invalid_url` (the metadata names no image, or a value that is
-/// not a URL); `host_unavailable` (the host answered that the file is not there, or
-/// redirected in a loop); `temporarily_unavailable` (timeout, connection failure, 5xx or 429;
-/// retried later with backoff).
-// The variants' doc comments are for the code; the OpenAPI document shows the one above.
-#[derive(Debug, Clone, Copy, ToSchema)]
-#[schema(as = mediaStatus, rename_all = "snake_case")]
-pub enum MediaStatusSchema {
-    /// The previews are made.
-    Success,
-    /// The image is queued or being fetched; ask again later.
-    Processing,
-    /// Not an image (audio and video keep their `category`), an image format that is not
-    /// decoded, undecodable bytes, or a file over the size cap.
-    UnsupportedMedia,
-    /// The metadata names no image, or a value that is not a URL.
-    InvalidUrl,
-    /// The host answered that the file is not there (4xx), or redirected in a loop.
-    HostUnavailable,
-    /// Timeout, connection failure, 5xx or 429; retried later with backoff.
-    TemporarilyUnavailable,
+/// The `mediaStatus` schema: the statuses of [`MediaStatus`], by their API text.
+pub struct MediaStatusSchema;
+
+impl utoipa::PartialSchema for MediaStatusSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(
+                "Where the previews stand: `success` (made); `processing` (queued or being \
+                 fetched: the first request for an image answers this); `unsupported_media` \
+                 (not an image — audio and video keep their `category` —, an image format \
+                 that is not decoded, undecodable bytes, or a file over the size cap); \
+                 `invalid_url` (the metadata names no image, or a value that is not a URL); \
+                 `host_unavailable` (the host answered that the file is not there, or \
+                 redirected in a loop); `temporarily_unavailable` (timeout, connection \
+                 failure, 5xx or 429; retried later with backoff).",
+            ))
+            .enum_values(Some(MediaStatus::ALL.iter().map(MediaStatus::as_str)))
+            .into()
+    }
+}
+
+impl ToSchema for MediaStatusSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "mediaStatus".into()
+    }
 }
 
 /// The kind of media: `image`, `audio` or `video`.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
+use super::collection_meta::CollectionMeta;
 use super::collection_nfts::{self, CollectionNft};
 use super::collection_traits::NftTrait;
 use super::nft::{self, Nft};
@@ -90,24 +91,10 @@ impl NftCollection {
         Ok(standard.map(ContractType::from))
     }
 
-    /// The collection's name, when known.
-    async fn name(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.name.clone()))
-    }
-
-    /// The collection's symbol, when known.
-    async fn symbol(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.symbol.clone()))
-    }
-
-    /// Whether the collection is flagged as possible spam.
-    async fn possible_spam(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.possible_spam))
-    }
-
-    /// Whether the collection is verified.
-    async fn verified_collection(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.verified))
+    /// `name`, `symbol`, `possibleSpam`, `verifiedCollection`: [`CollectionMeta`].
+    #[graphql(flatten)]
+    async fn collection_meta(&self) -> CollectionMeta {
+        CollectionMeta::new(&self.primed, self.address)
     }
 
     /// How many of its token ids someone holds, how many wallets hold them, and how many

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Lookahead, Object};
 
+use super::collection_meta::CollectionMeta;
 use super::media::{self, NftMedia};
 use super::nft::TOKEN_FIELDS;
 use crate::graphql::enums::{format_id, ContractType};
@@ -163,23 +164,9 @@ impl NftFields {
         Ok(row.and_then(|t| t.last_metadata_sync).map(iso8601_ms))
     }
 
-    /// The collection's name, when known.
-    async fn name(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.name.clone()))
-    }
-
-    /// The collection's symbol, when known.
-    async fn symbol(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.symbol.clone()))
-    }
-
-    /// Whether the collection is flagged as possible spam.
-    async fn possible_spam(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.possible_spam))
-    }
-
-    /// Whether the collection is verified.
-    async fn verified_collection(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.verified))
+    /// `name`, `symbol`, `possibleSpam`, `verifiedCollection`: [`CollectionMeta`].
+    #[graphql(flatten)]
+    async fn collection_meta(&self) -> CollectionMeta {
+        CollectionMeta::new(&self.linked.primed, self.contract)
     }
 }

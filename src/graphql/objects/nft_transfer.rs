@@ -1,31 +1,26 @@
 //! NFT moves: the `NftTransfer` node of `Wallet.nftTransfers`, `NftCollection.transfers` and
 //! `NftToken.transfers`, and the page builder they share ([`resolve`]).
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
+use super::collection_meta::CollectionMeta;
+use super::event_fields::{self, LogFields, Parties};
 use crate::graphql::connection::{Connection, Listed};
 use crate::graphql::enums::{format_id, ContractType};
 use crate::graphql::error::GqlError;
 use crate::graphql::fast_path::plain::PlainNode;
-use crate::graphql::loaders::{include, Primed};
-use crate::graphql::scalars::{Address, BlockNumber, Uint256};
-use crate::query::{self, ContractInfo, NftTransferQuery, QueryService};
-use crate::types::{self, iso8601_secs};
+use crate::graphql::loaders::Primed;
+use crate::graphql::scalars::{Address, Uint256};
+use crate::query::{self, NftTransferQuery, QueryService};
+use crate::types::{self};
 
 /// The `NftTransfer` object: a move, with the related rows of its page.
 pub struct NftTransfer {
     transfer: query::NftTransfer,
     format: types::TokenIdFormat,
     primed: Arc<Primed>,
-}
-
-impl NftTransfer {
-    async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
-        self.primed.contract(self.transfer.contract).await
-    }
 }
 
 impl Listed for NftTransfer {
@@ -71,28 +66,10 @@ impl NftTransfer {
         Ok(self.transfer.contract_type.into())
     }
 
-    /// The sender (the zero address for a mint).
-    #[graphql(name = "fromWallet")]
-    async fn sender(&self) -> Address {
-        self.transfer.from.into()
-    }
-
-    /// The recipient (the zero address for a burn).
-    #[graphql(name = "toWallet")]
-    async fn recipient(&self) -> Address {
-        self.transfer.to.into()
-    }
-
-    /// A human-readable label of the sender, when known.
-    #[graphql(name = "fromWalletLabel")]
-    async fn sender_label(&self) -> Result<Option<String>, GqlError> {
-        self.primed.label(self.transfer.from).await
-    }
-
-    /// A human-readable label of the recipient, when known.
-    #[graphql(name = "toWalletLabel")]
-    async fn recipient_label(&self) -> Result<Option<String>, GqlError> {
-        self.primed.label(self.transfer.to).await
+    /// `fromWallet`, `toWallet` and their labels: [`Parties`].
+    #[graphql(flatten)]
+    async fn parties(&self) -> Parties<'_> {
+        Parties::new(self.transfer.from, self.transfer.to, &self.primed)
     }
 
     /// The ERC1155 operator that sent the move; `null` for ERC721.
@@ -105,34 +82,10 @@ impl NftTransfer {
         self.transfer.amount.into()
     }
 
-    /// The block that contains the move.
-    async fn block_number(&self) -> BlockNumber {
-        self.transfer.block_number.into()
-    }
-
-    /// The hash of that block.
-    async fn block_hash(&self) -> &str {
-        &self.transfer.block_hash
-    }
-
-    /// The block's timestamp: ISO 8601 UTC with milliseconds (`2023-03-20T08:37:35.000Z`).
-    async fn block_timestamp(&self) -> String {
-        iso8601_secs(self.transfer.block_timestamp)
-    }
-
-    /// The hash of the transaction that emitted the event.
-    async fn transaction_hash(&self) -> &str {
-        &self.transfer.transaction_hash
-    }
-
-    /// The position of that transaction in its block.
-    async fn transaction_index(&self) -> i32 {
-        i32::try_from(self.transfer.transaction_index).unwrap_or(i32::MAX)
-    }
-
-    /// The position of the event among the block's logs (a batch's ids share it).
-    async fn log_index(&self) -> i32 {
-        i32::try_from(self.transfer.log_index).unwrap_or(i32::MAX)
+    /// `blockNumber` ... `logIndex`: [`LogFields`].
+    #[graphql(flatten)]
+    async fn log_fields(&self) -> LogFields<'_> {
+        LogFields::from(&self.transfer)
     }
 
     /// The position of the id in its `TransferBatch` (0 for any other move).
@@ -140,24 +93,10 @@ impl NftTransfer {
         i32::try_from(self.transfer.batch_index).unwrap_or(i32::MAX)
     }
 
-    /// The collection's name, when known.
-    async fn name(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.name.clone()))
-    }
-
-    /// The collection's symbol, when known.
-    async fn symbol(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.symbol.clone()))
-    }
-
-    /// Whether the collection is flagged as possible spam.
-    async fn possible_spam(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.possible_spam))
-    }
-
-    /// Whether the collection is verified.
-    async fn verified_collection(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.verified))
+    /// `name`, `symbol`, `possibleSpam`, `verifiedCollection`: [`CollectionMeta`].
+    #[graphql(flatten)]
+    async fn collection_meta(&self) -> CollectionMeta {
+        CollectionMeta::new(&self.primed, self.transfer.contract)
     }
 }
 
@@ -174,13 +113,7 @@ pub async fn resolve(
     after: Option<&str>,
     format: types::TokenIdFormat,
 ) -> Result<Connection<NftTransfer>, GqlError> {
-    let node = ctx.look_ahead().field("edges").field("node");
-    let wants = include(
-        &node,
-        CONTRACT_FIELDS,
-        &[],
-        &["fromWalletLabel", "toWalletLabel"],
-    );
+    let wants = event_fields::wants(ctx, CONTRACT_FIELDS);
     let answer = match token_id {
         None => service.nft_transfers(&q, after, wants).await?,
         Some(t) => service.token_nft_transfers(&q, t, after, wants).await?,

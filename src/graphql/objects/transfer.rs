@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
+use super::event_fields::{self, LogFields, Parties};
 use crate::graphql::connection::{Connection, Listed};
 use crate::graphql::error::GqlError;
 use crate::graphql::fast_path::plain::{nullable, text, Leaf, PlainNode};
-use crate::graphql::loaders::{include, Primed};
-use crate::graphql::scalars::{Address, BlockNumber, Uint256};
+use crate::graphql::loaders::Primed;
+use crate::graphql::scalars::{Address, Uint256};
 use crate::query::{self, ContractInfo, QueryService, TransferQuery};
-use crate::types::iso8601_secs;
 
 /// The `Erc20Transfer` object: a transfer, with the related rows of its page.
 pub struct Erc20Transfer {
@@ -84,28 +84,10 @@ impl Erc20Transfer {
         self.transfer.contract.into()
     }
 
-    /// The sender (the zero address for a mint).
-    #[graphql(name = "fromWallet")]
-    async fn sender(&self) -> Address {
-        self.transfer.from.into()
-    }
-
-    /// The recipient (the zero address for a burn).
-    #[graphql(name = "toWallet")]
-    async fn recipient(&self) -> Address {
-        self.transfer.to.into()
-    }
-
-    /// A human-readable label of the sender, when known (e.g. an exchange's hot wallet).
-    #[graphql(name = "fromWalletLabel")]
-    async fn sender_label(&self) -> Result<Option<String>, GqlError> {
-        self.primed.label(self.transfer.from).await
-    }
-
-    /// A human-readable label of the recipient, when known.
-    #[graphql(name = "toWalletLabel")]
-    async fn recipient_label(&self) -> Result<Option<String>, GqlError> {
-        self.primed.label(self.transfer.to).await
+    /// `fromWallet`, `toWallet` and their labels: [`Parties`].
+    #[graphql(flatten)]
+    async fn parties(&self) -> Parties<'_> {
+        Parties::new(self.transfer.from, self.transfer.to, &self.primed)
     }
 
     /// The amount, exact, in the token's smallest unit.
@@ -120,34 +102,10 @@ impl Erc20Transfer {
         Ok(decimals.map(|d| self.transfer.value.to_decimal_scaled(d)))
     }
 
-    /// The block that contains the transfer.
-    async fn block_number(&self) -> BlockNumber {
-        self.transfer.block_number.into()
-    }
-
-    /// The hash of that block.
-    async fn block_hash(&self) -> &str {
-        &self.transfer.block_hash
-    }
-
-    /// The block's timestamp: ISO 8601 UTC with milliseconds (`2023-03-20T08:37:35.000Z`).
-    async fn block_timestamp(&self) -> String {
-        iso8601_secs(self.transfer.block_timestamp)
-    }
-
-    /// The hash of the transaction that emitted the event.
-    async fn transaction_hash(&self) -> &str {
-        &self.transfer.transaction_hash
-    }
-
-    /// The position of that transaction in its block.
-    async fn transaction_index(&self) -> i32 {
-        i32::try_from(self.transfer.transaction_index).unwrap_or(i32::MAX)
-    }
-
-    /// The position of the event among the block's logs.
-    async fn log_index(&self) -> i32 {
-        i32::try_from(self.transfer.log_index).unwrap_or(i32::MAX)
+    /// `blockNumber` ... `logIndex`: [`LogFields`].
+    #[graphql(flatten)]
+    async fn log_fields(&self) -> LogFields<'_> {
+        LogFields::from(&self.transfer)
     }
 
     /// The token's name, when known.
@@ -204,13 +162,7 @@ pub async fn resolve(
     q: TransferQuery,
     after: Option<&str>,
 ) -> Result<Connection<Erc20Transfer>, GqlError> {
-    let node = ctx.look_ahead().field("edges").field("node");
-    let wants = include(
-        &node,
-        CONTRACT_FIELDS,
-        &[],
-        &["fromWalletLabel", "toWalletLabel"],
-    );
+    let wants = event_fields::wants(ctx, CONTRACT_FIELDS);
     let answer = service.erc20_transfers(&q, after, wants).await?;
     let primed = Primed::new(service, q.chain, answer.related);
     Ok(Connection::from_page(answer.page, |transfer| {
