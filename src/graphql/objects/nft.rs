@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
+use super::collection_meta::CollectionMeta;
 use super::media::{self, NftMedia};
 use crate::graphql::connection::{Connection, Edge, Listed, PageInfo, SyncStatus};
 use crate::graphql::enums::{format_id, ContractType};
@@ -14,7 +15,7 @@ use crate::graphql::error::GqlError;
 use crate::graphql::fast_path::plain::{nullable, text, Leaf, PlainEdges, PlainNode};
 use crate::graphql::loaders::{include, Primed};
 use crate::graphql::scalars::{Address, BlockNumber, Uint256};
-use crate::query::{Answer, ContractInfo, Include, NftHolding, NftQuery, QueryService, TokenInfo};
+use crate::query::{Answer, Include, NftHolding, NftQuery, QueryService, TokenInfo};
 use crate::types::{self, iso8601_ms, Chain};
 
 /// The `NftConnection` object: a wallet's NFTs, with their count.
@@ -119,10 +120,6 @@ fn opt_text(v: Option<&String>) -> Leaf<'_> {
 }
 
 impl Nft {
-    async fn contract(&self) -> Result<Option<Cow<'_, ContractInfo>>, GqlError> {
-        self.primed.contract(self.holding.contract).await
-    }
-
     async fn token(&self) -> Result<Option<Cow<'_, TokenInfo>>, GqlError> {
         self.primed
             .token(self.holding.contract, self.holding.token_id)
@@ -183,14 +180,10 @@ impl Nft {
         Ok(self.token().await?.and_then(|t| t.metadata.clone()))
     }
 
-    /// The collection's name, when known.
-    async fn name(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.name.clone()))
-    }
-
-    /// The collection's symbol, when known.
-    async fn symbol(&self) -> Result<Option<String>, GqlError> {
-        Ok(self.contract().await?.and_then(|c| c.symbol.clone()))
+    /// `name`, `symbol`, `possibleSpam`, `verifiedCollection`: [`CollectionMeta`].
+    #[graphql(flatten)]
+    async fn collection_meta(&self) -> CollectionMeta {
+        CollectionMeta::new(&self.primed, self.holding.contract)
     }
 
     /// A stable identifier of the token (chain, contract and token id): 32 hex digits.
@@ -201,16 +194,6 @@ impl Nft {
     /// The address that minted the token, when known.
     async fn minter_address(&self) -> Result<Option<String>, GqlError> {
         Ok(self.token().await?.and_then(|t| t.minter_address.clone()))
-    }
-
-    /// Whether the collection is flagged as possible spam.
-    async fn possible_spam(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.possible_spam))
-    }
-
-    /// Whether the collection is verified.
-    async fn verified_collection(&self) -> Result<bool, GqlError> {
-        Ok(self.contract().await?.is_some_and(|c| c.verified))
     }
 
     /// When the token URI was last fetched: ISO 8601 UTC with milliseconds.

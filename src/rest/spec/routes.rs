@@ -313,6 +313,20 @@ const TO_DATE_HOLDINGS: ParamSpec = ParamSpec {
 /// /nft/{address}/{token_id}/owners`: those of `GET /nft/{address}`.
 pub const NFT_OWNERS: &[ParamSpec] = COLLECTION_NFTS;
 
+/// `normalizeMetadata` of the NFT lists.
+const NORMALIZE_METADATA: ParamSpec = flag(
+    "normalizeMetadata",
+    false,
+    "`true` fills `normalized_metadata` (name, description, image, … from the metadata).",
+);
+
+/// `media_items` of the NFT lists.
+const MEDIA_ITEMS: ParamSpec = flag(
+    "media_items",
+    false,
+    "`true` fills `media` (preview status and 100/250/500 px images).",
+);
+
 /// The query parameters of `GET /nft/{address}`, `GET /nft/{address}/{token_id}` and `POST
 /// /nft/{address}/nfts-by-traits`.
 pub const NFT_LISTS: &[ParamSpec] = &[
@@ -320,17 +334,8 @@ pub const NFT_LISTS: &[ParamSpec] = &[
     FORMAT,
     LIMIT,
     CURSOR,
-    flag(
-        "normalizeMetadata",
-        false,
-        "`true` fills `normalized_metadata` (name, description, image, … from the \
-            metadata).",
-    ),
-    flag(
-        "media_items",
-        false,
-        "`true` fills `media` (preview status and 100/250/500 px images).",
-    ),
+    NORMALIZE_METADATA,
+    MEDIA_ITEMS,
 ];
 
 /// The query parameters of `GET /nft/{address}`: those of [`NFT_LISTS`] and `to_block`.
@@ -341,17 +346,8 @@ pub const COLLECTION_NFTS: &[ParamSpec] = &[
     CURSOR,
     TO_BLOCK_HOLDINGS,
     TO_DATE_HOLDINGS,
-    flag(
-        "normalizeMetadata",
-        false,
-        "`true` fills `normalized_metadata` (name, description, image, … from the \
-            metadata).",
-    ),
-    flag(
-        "media_items",
-        false,
-        "`true` fills `media` (preview status and 100/250/500 px images).",
-    ),
+    NORMALIZE_METADATA,
+    MEDIA_ITEMS,
 ];
 
 /// The query parameters of `GET /{address}/nft/collections`.
