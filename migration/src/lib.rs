@@ -15,6 +15,7 @@
 //! - timestamps are `BIGINT` seconds (block times) or milliseconds (sync times).
 
 pub use sea_orm_migration::prelude::*;
+use sea_orm_migration::sea_orm::{DatabaseConnection, Statement};
 
 mod m20261121_000001_create_tables;
 mod m20261121_000002_contract_metadata_fetch;
@@ -51,6 +52,62 @@ impl MigratorTrait for Migrator {
         ]
     }
 }
+
+/// The name of the binary columns migration.
+pub(crate) const BINARY_COLUMNS: &str = "m20261128_000012_binary_columns";
+
+/// Migrations an earlier release recorded under a wrong name, with their right one: the binary
+/// columns migration was named by its file, a folder's `mod.rs`.
+const MISRECORDED: &[(&str, &str)] = &[("mod", BINARY_COLUMNS)];
+
+/// Whether the migrations table holds a migration under a wrong name ([`MISRECORDED`]): sea-orm
+/// would then find no file for it. Read-only.
+pub async fn misrecorded(db: &DatabaseConnection) -> Result<bool, DbErr> {
+    if !SchemaManager::new(db).has_table(SEAQL_MIGRATIONS).await? {
+        return Ok(false);
+    }
+    let backend = db.get_database_backend();
+    let sql = placeholders(
+        backend,
+        "SELECT COUNT(*) AS n FROM seaql_migrations WHERE version = ?",
+    );
+    for (wrong, _) in MISRECORDED {
+        let stmt = Statement::from_sql_and_values(backend, sql.clone(), [(*wrong).into()]);
+        let row = db.query_one_raw(stmt).await?;
+        if row
+            .map(|r| r.try_get::<i64>("", "n"))
+            .transpose()?
+            .unwrap_or(0)
+            > 0
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Gives the migrations [`MISRECORDED`] their right names, so that [`Migrator::up`] finds
+/// them applied. `tokenql migrate` runs it first; it changes nothing on a database without
+/// such rows.
+pub async fn repair_recorded_names(db: &DatabaseConnection) -> Result<(), DbErr> {
+    if !misrecorded(db).await? {
+        return Ok(());
+    }
+    let backend = db.get_database_backend();
+    let sql = placeholders(
+        backend,
+        "UPDATE seaql_migrations SET version = ? WHERE version = ?",
+    );
+    for (wrong, right) in MISRECORDED {
+        let values = [(*right).into(), (*wrong).into()];
+        db.execute_raw(Statement::from_sql_and_values(backend, sql.clone(), values))
+            .await?;
+    }
+    Ok(())
+}
+
+/// The table sea-orm records applied migrations in.
+const SEAQL_MIGRATIONS: &str = "seaql_migrations";
 
 /// `?` placeholders, or PostgreSQL's `$n`.
 pub(crate) fn placeholders(backend: sea_orm_migration::sea_orm::DbBackend, sql: &str) -> String {

@@ -70,6 +70,11 @@ async fn check(db: &DatabaseConnection) -> Result<(), String> {
         tracing::warn!(error = %e, "readiness: the database does not answer");
         return Err("the database does not answer".into());
     }
+    if matches!(migration::misrecorded(db).await, Ok(true)) {
+        return Err(
+            "a migration is recorded under an earlier release's name: run `tokenql migrate`".into(),
+        );
+    }
     match migration::Migrator::get_pending_migrations_read_only(db).await {
         Ok(pending) if pending.is_empty() => Ok(()),
         Ok(pending) => Err(format!(

@@ -16,6 +16,9 @@ pub async fn migrate(url: &str) -> anyhow::Result<()> {
     let db = crate::store::database::connect(url, 2)
         .await
         .context("connecting to the database")?;
+    migration::repair_recorded_names(&db)
+        .await
+        .context("renaming misrecorded migrations")?;
     migration::Migrator::up(&db, None)
         .await
         .context("applying migrations")?;

@@ -91,6 +91,9 @@ async fn primary(
         );
         return Ok((db, pool, None));
     }
+    migration::repair_recorded_names(&db)
+        .await
+        .context("renaming misrecorded migrations")?;
     migration::Migrator::up(&db, None)
         .await
         .context("migrating the demo database")?;

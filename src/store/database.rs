@@ -80,9 +80,13 @@ pub fn connect_lazy(url: &str, max_connections: u32) -> Result<DatabaseConnectio
 }
 
 /// Whether every migration has been applied. Read-only: an unmigrated database is left as it
-/// was (no empty migrations table is created).
+/// was (no empty migrations table is created). A migration an earlier release recorded under a
+/// wrong name counts as pending: `tokenql migrate` renames it.
 pub async fn migrations_current(db: &DatabaseConnection) -> Result<bool, DbErr> {
     use migration::MigratorTrait;
+    if migration::misrecorded(db).await? {
+        return Ok(false);
+    }
     Ok(migration::Migrator::get_pending_migrations_read_only(db)
         .await?
         .is_empty())

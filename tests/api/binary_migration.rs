@@ -13,7 +13,10 @@ use crate::support::common;
 use common::binary::{sample_import, tokenql, BIN};
 use common::{Backend, FreshDb};
 
-crate::backend_tests!(a_killed_conversion_resumes_to_the_same_rows);
+crate::backend_tests!(
+    a_killed_conversion_resumes_to_the_same_rows,
+    a_misrecorded_migration_is_renamed_by_migrate
+);
 
 /// Rows per batch in these runs: the sample's 1,205 ERC20 transfers take 121 batches.
 const BATCH: &str = "10";
@@ -153,5 +156,57 @@ async fn a_killed_conversion_resumes_to_the_same_rows(backend: Backend) {
     );
     let (ok, _, err) = tokenql(&url, &["migrate"]);
     assert!(ok, "{backend:?}: nothing left to migrate: {err}");
+    fresh.drop_database().await;
+}
+
+/// The versions recorded in the migrations table.
+async fn recorded(db: &sea_orm::DatabaseConnection) -> Vec<String> {
+    let sql = "SELECT version FROM seaql_migrations ORDER BY version";
+    let rows = db
+        .query_all_raw(Statement::from_string(db.get_database_backend(), sql))
+        .await
+        .expect("read seaql_migrations");
+    rows.iter()
+        .map(|r| r.try_get::<String>("", "version").expect("version"))
+        .collect()
+}
+
+async fn a_misrecorded_migration_is_renamed_by_migrate(backend: Backend) {
+    let fresh = FreshDb::create(backend, "misrec").await;
+    let (ok, _, err) = tokenql(&fresh.url, &["migrate"]);
+    assert!(ok, "{backend:?}: {err}");
+    let db = &fresh.db;
+    let named = "m20261128_000012_binary_columns".to_string();
+    let now = recorded(db).await;
+    assert!(now.contains(&named), "{backend:?}: {now:?}");
+    assert!(!now.iter().any(|v| v == "mod"), "{backend:?}: {now:?}");
+
+    // As the release that introduced it recorded it: named after its file, `mod.rs`.
+    db.execute_unprepared(
+        "UPDATE seaql_migrations SET version = 'mod' \
+         WHERE version = 'm20261128_000012_binary_columns'",
+    )
+    .await
+    .expect("record the earlier name");
+    assert!(
+        migration::misrecorded(db).await.expect("check"),
+        "{backend:?}"
+    );
+    let current = tokenql::store::database::migrations_current(db).await;
+    assert_eq!(
+        current.ok(),
+        Some(false),
+        "{backend:?}: pending, not an error"
+    );
+
+    let (ok, _, err) = tokenql(&fresh.url, &["migrate"]);
+    assert!(ok, "{backend:?}: {err}");
+    assert_eq!(
+        recorded(db).await,
+        now,
+        "{backend:?}: renamed, nothing applied twice"
+    );
+    let current = tokenql::store::database::migrations_current(db).await;
+    assert_eq!(current.ok(), Some(true), "{backend:?}");
     fresh.drop_database().await;
 }

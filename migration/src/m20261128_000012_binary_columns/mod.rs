@@ -24,8 +24,15 @@ mod sql;
 
 use conversion::Conversion;
 
-#[derive(DeriveMigrationName)]
 pub struct Migration;
+
+/// Named explicitly: the derived name is the file's, and this file is a folder's `mod.rs`.
+/// The release that introduced it recorded it as `mod` ([`crate::repair_recorded_names`]).
+impl MigrationName for Migration {
+    fn name(&self) -> &str {
+        crate::BINARY_COLUMNS
+    }
+}
 
 /// Rows per copied batch, unless `TOKENQL_MIGRATE_BATCH` says otherwise.
 const BATCH: u64 = 50_000;
