@@ -9,7 +9,9 @@
 //! - addresses, block and transaction hashes and uint256 values (amounts, token ids, balances)
 //!   are binary: 20 bytes, 32 bytes, and 32 big-endian bytes, exact on every backend (MySQL's
 //!   DECIMAL stops at 65 digits, uint256 needs 78) and ordered numerically by plain byte
-//!   comparison, which keyset pagination relies on. Migrations before
+//!   comparison, which keyset pagination relies on. A transfer's amount, never compared in
+//!   SQL, is written without its leading zero bytes where the column's length varies
+//!   (PostgreSQL, SQLite: the store's `Dialect::amount_bytes`). Migrations before
 //!   `m20261128_000012_binary_columns` wrote them as lowercase hex text (`0x` and 40 or 64
 //!   digits; uint256 as 64 digits without `0x`), and that migration converts them;
 //! - timestamps are `BIGINT` seconds (block times) or milliseconds (sync times).
@@ -29,6 +31,7 @@ mod m20261126_000009_erc20_balances;
 mod m20261127_000010_change_feed;
 mod m20261127_000011_streams;
 mod m20261128_000012_binary_columns;
+mod m20261128_000013_feed_compression;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -49,6 +52,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000010_change_feed::Migration),
             Box::new(m20261127_000011_streams::Migration),
             Box::new(m20261128_000012_binary_columns::Migration),
+            Box::new(m20261128_000013_feed_compression::Migration),
         ]
     }
 }

@@ -5,7 +5,9 @@
 //!
 //! Binary (`bytea` on PostgreSQL, `VARBINARY` on MySQL/MariaDB, `BLOB` on SQLite):
 //! - [`Address`]: its 20 bytes;
-//! - [`Uint256`]: 32 big-endian bytes, so that byte order is numeric order;
+//! - [`Uint256`]: 32 big-endian bytes, so that byte order is numeric order; a transfer's amount
+//!   (never compared in SQL) may be stored without its leading zero bytes
+//!   ([`crate::store::dialect::Dialect::amount_bytes`]), and reads the same;
 //! - [`Hash32`]: a block or transaction hash, its 32 bytes.
 //!
 //! Text: [`TokenStandard`]: `ERC20`, `ERC721` or `ERC1155`.
@@ -180,10 +182,10 @@ bytes_column!(Address, "Address", |a| a.as_bytes().to_vec(), |b| exact(
     b, "address"
 )
 .map(Address::from_bytes));
-bytes_column!(Uint256, "Uint256", |u| u.to_be_bytes().to_vec(), |b| exact(
-    b, "uint256"
-)
-.map(|b| Uint256::from_be_bytes(&b)));
+bytes_column!(Uint256, "Uint256", |u| u.to_be_bytes().to_vec(), |b| {
+    Uint256::from_be_slice(b)
+        .ok_or_else(|| ParseError::new(format!("stored uint256 is {} bytes, not 1 to 32", b.len())))
+});
 bytes_column!(Hash32, "Hash32", |h| h.as_bytes().to_vec(), |b| exact(
     b, "hash"
 )
@@ -236,8 +238,19 @@ mod tests {
     fn a_stored_value_that_does_not_parse_is_an_error() {
         let short = Value::Bytes(Some(vec![0x12]));
         assert!(<Address as ValueType>::try_from(short.clone()).is_err());
-        assert!(<Uint256 as ValueType>::try_from(short.clone()).is_err());
-        assert!(<Hash32 as ValueType>::try_from(short).is_err());
+        assert!(<Hash32 as ValueType>::try_from(short.clone()).is_err());
+        assert_eq!(
+            <Uint256 as ValueType>::try_from(short).ok(),
+            Some(Uint256::from_u64(0x12)),
+            "an amount stored without its leading zero bytes"
+        );
+        for len in [0, 33] {
+            let wrong = Value::Bytes(Some(vec![1; len]));
+            assert!(
+                <Uint256 as ValueType>::try_from(wrong).is_err(),
+                "{len} bytes"
+            );
+        }
         let bad = Value::String(Some("0x12".to_string()));
         assert!(<Address as ValueType>::try_from(bad.clone()).is_err());
         assert!(<TokenStandard as ValueType>::try_from(bad).is_err());

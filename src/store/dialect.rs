@@ -113,7 +113,6 @@ impl Dialect {
         self != Dialect::Sqlite
     }
 
-    /// Whether streaming read replicas are supported (PostgreSQL).
     /// `MIN(column)` (`least`) or `MAX(column)` of a binary column in a grouped select:
     /// PostgreSQL has no `min(bytea)`, so there the first of the group's values in that order.
     pub fn binary_extreme(self, column: &str, least: bool) -> SimpleExpr {
@@ -128,6 +127,19 @@ impl Dialect {
         }
     }
 
+    /// A transfer amount's stored bytes (`erc20_transfers.value`, `nft_transfers.amount`):
+    /// without leading zero bytes where a binary column has a variable length (PostgreSQL's
+    /// `bytea`, SQLite's `BLOB`: a typical amount saves ~20 of its 32 bytes), all 32 in
+    /// MySQL's fixed `BINARY(32)`, which would pad a shorter value on the right. Amounts are
+    /// never compared or ordered in SQL; balances and token ids, which are, keep 32 bytes.
+    pub fn amount_bytes(self, v: &Uint256) -> Vec<u8> {
+        match self {
+            Dialect::MySql => v.to_be_bytes().to_vec(),
+            _ => v.to_compact_bytes(),
+        }
+    }
+
+    /// Whether streaming read replicas are supported (PostgreSQL).
     pub fn has_replicas(self) -> bool {
         self == Dialect::Postgres
     }

@@ -1,12 +1,14 @@
 //! A batch's block headers and transfers as column-major [`Rows`] of their tables, in the
 //! storage forms of the entities (`crate::entity::values`): hashes and addresses as their
-//! bytes, uint256 as 32 big-endian bytes, numbers as integers.
+//! bytes, uint256 as 32 big-endian bytes (a transfer's amount as the dialect stores it:
+//! [`Dialect::amount_bytes`]), numbers as integers.
 
 use std::collections::BTreeMap;
 
 use sea_orm::{EntityName, IdenStatic};
 
 use super::bulk::{Rows, Values};
+use super::dialect::Dialect;
 use super::{BlockHeader, StoreError};
 use crate::decode::{Erc20Move, EventMeta, NftMove};
 use crate::entity::{block, erc20_transfer, nft_transfer};
@@ -110,6 +112,7 @@ pub(crate) fn erc20(
     cid: i64,
     moves: &[Erc20Move],
     headers: &[BlockHeader],
+    dialect: Dialect,
 ) -> Result<Rows, StoreError> {
     use erc20_transfer::Column as C;
     let times = block_times(headers);
@@ -120,7 +123,7 @@ pub(crate) fn erc20(
         common.push(&t.meta, &times)?;
         from.push(t.from.as_bytes().to_vec());
         to.push(t.to.as_bytes().to_vec());
-        value.push(t.value.to_be_bytes().to_vec());
+        value.push(dialect.amount_bytes(&t.value));
     }
     let rows = Rows::new(
         erc20_transfer::Entity.table_name(),
@@ -141,6 +144,7 @@ pub(crate) fn nft(
     cid: i64,
     moves: &[NftMove],
     headers: &[BlockHeader],
+    dialect: Dialect,
 ) -> Result<Rows, StoreError> {
     use nft_transfer::Column as C;
     let times = block_times(headers);
@@ -156,7 +160,7 @@ pub(crate) fn nft(
         from.push(t.from.as_bytes().to_vec());
         to.push(t.to.as_bytes().to_vec());
         token_id.push(t.token_id.to_be_bytes().to_vec());
-        amount.push(t.amount.to_be_bytes().to_vec());
+        amount.push(dialect.amount_bytes(&t.amount));
     }
     let rows = Rows::new(
         nft_transfer::Entity.table_name(),

@@ -5,6 +5,7 @@
 //! the same database.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 use alloy::primitives::B256;
 use sea_orm::sea_query::OnConflict;
@@ -77,8 +78,10 @@ pub async fn write_batch(
     let cid = chain.db_id();
     // Rows first (a transfer without its block header fails here, before any writing).
     let blocks = rows::blocks(cid, &batch.blocks);
-    let erc20 = rows::erc20(cid, &batch.erc20, &batch.blocks)?;
-    let nft = rows::nft(cid, &batch.nft, &batch.blocks)?;
+    let dialect = dialect::Dialect::of(db);
+    let erc20 = rows::erc20(cid, &batch.erc20, &batch.blocks, dialect)?;
+    let nft = rows::nft(cid, &batch.nft, &batch.blocks, dialect)?;
+    let mut laps = Laps::start();
 
     let txn = db.begin().await?;
     lock_chain(&txn, chain).await?;
@@ -88,11 +91,15 @@ pub async fn write_batch(
             .map_err(|holder| StoreError::LeaseLost { holder })?;
     }
     blocks.insert(&txn).await?;
+    laps.lap("lock, blocks");
     // The ERC20 transfers this batch adds (not those stored already) move the balances.
     let added = erc20_balances::unstored(&txn, cid, &batch.erc20).await?;
+    laps.lap("unstored");
     erc20.insert(&txn).await?;
     nft.insert(&txn).await?;
+    laps.lap("transfers");
     erc20_balances::add_stored(&txn, cid, &added).await?;
+    laps.lap("balances");
     let fed = match (batch.feed, batch.checkpoint.and_then(|c| c.indexed_block)) {
         (Some(retention), Some(head)) => {
             feed::append_stored(
@@ -109,6 +116,7 @@ pub async fn write_batch(
         }
         _ => false,
     };
+    laps.lap("feed");
 
     // Contracts seen, with the standard their events show.
     let mut standards: BTreeMap<Address, TokenStandard> = BTreeMap::new();
@@ -121,6 +129,7 @@ pub async fn write_batch(
         standards.insert(t.meta.contract, t.standard);
     }
     record_contracts(&txn, cid, &standards).await?;
+    laps.lap("contracts");
 
     let touched: BTreeSet<(Address, Uint256)> = batch
         .nft
@@ -128,6 +137,7 @@ pub async fn write_batch(
         .map(|t| (t.meta.contract, t.token_id))
         .collect();
     derive::recompute_tokens(&txn, cid, &touched).await?;
+    laps.lap("tokens");
 
     if let Some(cp) = batch.checkpoint {
         set_checkpoint(&txn, chain, cp).await?;
@@ -135,11 +145,53 @@ pub async fn write_batch(
     if let Some(p) = batch.history {
         scopes::record_progress(&txn, chain, p).await?;
     }
+    laps.lap("checkpoint");
     txn.commit().await?;
+    laps.lap("commit");
+    tracing::debug!(
+        erc20 = batch.erc20.len(),
+        nft = batch.nft.len(),
+        blocks = batch.blocks.len(),
+        laps = %laps,
+        "batch written"
+    );
     if fed {
         feed::appended_here().notify_waiters();
     }
     Ok(())
+}
+
+/// How long each phase of a batch's write took, for the debug log
+/// (`RUST_LOG=tokenql::store::write=debug`): where ingest spends its time.
+struct Laps {
+    last: Instant,
+    laps: Vec<(&'static str, Duration)>,
+}
+
+impl Laps {
+    fn start() -> Self {
+        Laps {
+            last: Instant::now(),
+            laps: Vec::new(),
+        }
+    }
+
+    /// Ends the phase named `name`.
+    fn lap(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.laps.push((name, now - self.last));
+        self.last = now;
+    }
+}
+
+impl std::fmt::Display for Laps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (name, d)) in self.laps.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "; " };
+            write!(f, "{sep}{name} {:.1} ms", d.as_secs_f64() * 1e3)?;
+        }
+        Ok(())
+    }
 }
 
 /// Serialises the chain's writers: the first statement of every writing transaction locks the

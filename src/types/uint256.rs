@@ -42,6 +42,26 @@ impl Uint256 {
         self.0.to_be_bytes()
     }
 
+    /// The big-endian bytes without their leading zero bytes, at least one (`[0]` for zero): a
+    /// transfer amount's storage form where binary columns have a variable length. A typical
+    /// amount takes 8 to 12 bytes instead of 32; the order of these bytes is not numeric order.
+    pub fn to_compact_bytes(&self) -> Vec<u8> {
+        let word = self.to_be_bytes();
+        let skip = word.iter().take(31).take_while(|b| **b == 0).count();
+        word[skip..].to_vec()
+    }
+
+    /// From 1 to 32 big-endian bytes ([`Uint256::to_compact_bytes`] or
+    /// [`Uint256::to_be_bytes`]); `None` for any other length.
+    pub fn from_be_slice(b: &[u8]) -> Option<Self> {
+        if b.is_empty() || b.len() > 32 {
+            return None;
+        }
+        let mut word = [0u8; 32];
+        word[32 - b.len()..].copy_from_slice(b);
+        Some(Uint256(U256::from_be_bytes(word)))
+    }
+
     /// 64 lowercase hex digits, zero-padded, no prefix (a cursor's form, and an ERC1155 URI's
     /// `{id}`). String order equals numeric order.
     pub fn to_hex64(&self) -> String {
@@ -188,6 +208,31 @@ mod tests {
 
     const MAX_DEC: &str =
         "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+
+    #[test]
+    fn compact_bytes_drop_leading_zeros_and_read_back() {
+        for v in [
+            Uint256::ZERO,
+            Uint256::from_u64(1),
+            Uint256::from_u64(255),
+            Uint256::from_u64(256),
+            Uint256::parse("1000000000000000000000").unwrap_or_else(|e| panic!("{e}")),
+            Uint256::MAX,
+        ] {
+            let b = v.to_compact_bytes();
+            assert!(b.len() == 1 || b[0] != 0, "{v}: {b:?}");
+            assert_eq!(Uint256::from_be_slice(&b), Some(v));
+            assert_eq!(Uint256::from_be_slice(&v.to_be_bytes()), Some(v));
+        }
+        assert_eq!(Uint256::ZERO.to_compact_bytes(), vec![0]);
+        assert_eq!(
+            Uint256::from_u64(0x1234).to_compact_bytes(),
+            vec![0x12, 0x34]
+        );
+        assert_eq!(Uint256::MAX.to_compact_bytes().len(), 32);
+        assert_eq!(Uint256::from_be_slice(&[]), None);
+        assert_eq!(Uint256::from_be_slice(&[1; 33]), None);
+    }
 
     #[test]
     fn max_round_trips_through_every_form() {

@@ -74,11 +74,17 @@ impl Conversion<'_, '_> {
             (Way::ToBinary, _, true) => format!("unhex(substr({c}, 3))"),
             (Way::ToBinary, _, false) => format!("unhex({c})"),
             (Way::ToText, DbBackend::Postgres, true) => format!("'0x' || encode({c}, 'hex')"),
-            (Way::ToText, DbBackend::Postgres, false) => format!("encode({c}, 'hex')"),
+            // A uint256 back to its 64 digits: a transfer's amount may be stored without its
+            // leading zero bytes (since `m20261128_000013`'s release).
+            (Way::ToText, DbBackend::Postgres, false) => {
+                format!("lpad(encode({c}, 'hex'), 64, '0')")
+            }
             (Way::ToText, DbBackend::MySql, true) => format!("CONCAT('0x', LOWER(HEX({c})))"),
-            (Way::ToText, DbBackend::MySql, false) => format!("LOWER(HEX({c}))"),
+            (Way::ToText, DbBackend::MySql, false) => format!("LPAD(LOWER(HEX({c})), 64, '0')"),
             (Way::ToText, _, true) => format!("'0x' || lower(hex({c}))"),
-            (Way::ToText, _, false) => format!("lower(hex({c}))"),
+            (Way::ToText, _, false) => {
+                format!("substr('{}' || lower(hex({c})), -64)", "0".repeat(64))
+            }
         }
     }
 
