@@ -139,6 +139,12 @@ impl Live {
         }
     }
 
+    /// The subscriptions of `key_id` open now (admitted and not yet dropped).
+    pub fn open_of(&self, key_id: i32) -> usize {
+        let open = self.inner.open.lock().unwrap_or_else(|e| e.into_inner());
+        open.get(&key_id).copied().unwrap_or(0)
+    }
+
     /// Counts a subscription of `key_id`, or refuses it over [`LiveOptions::per_key`].
     pub fn admit(&self, key_id: i32) -> Result<Admitted, LiveError> {
         let mut open = self.inner.open.lock().unwrap_or_else(|e| e.into_inner());

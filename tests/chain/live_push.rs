@@ -243,7 +243,19 @@ async fn subscriptions_stay_exact_through_reorgs(backend: Backend) {
     )
     .await
     .expect("one wallet");
-    // A sixth subscription of the key is over its limit of five.
+    // A sixth subscription of the key is over its limit of five. A client's `subscribe` is not
+    // acknowledged, so the five are first seen admitted by the server: the six connections'
+    // resolvers run in any order.
+    let live = app.live.as_ref().expect("an in-process server");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while live.open_of(app.key_id) < 5 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{backend:?}: {} of 5 subscriptions admitted after 20 s",
+            live.open_of(app.key_id)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let sixth = Subscription::open(&ws, key, Protocol::TransportWs, ERC20, vars(0))
         .await
         .expect("the connection itself is accepted");

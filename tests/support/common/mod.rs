@@ -87,6 +87,9 @@ pub struct TestApp {
     pub db_url: String,
     pub backend: Backend,
     pub client: reqwest::Client,
+    /// The in-process server's live changes (its open subscriptions per key); `None` for a
+    /// server started elsewhere.
+    pub live: Option<tokenql::app::live::Live>,
     handle: DbHandle,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<std::io::Result<()>>>,
@@ -253,6 +256,7 @@ impl TestApp {
                 .timeout(Duration::from_secs(60))
                 .build()
                 .expect("cannot build an HTTP client"),
+            live: None,
             handle: fresh.handle,
             shutdown: None,
             server: None,
@@ -297,6 +301,7 @@ pub async fn spawn_configured(
         .expect("cannot bind a loopback port");
     let addr = listener.local_addr().expect("listener has no address");
     let (tx, rx) = oneshot::channel::<()>();
+    let live = state.live.clone();
     let server = tokio::spawn(tokenql::run(listener, state, async move {
         let _ = rx.await;
     }));
@@ -315,6 +320,7 @@ pub async fn spawn_configured(
         db_url: url,
         backend,
         client,
+        live: Some(live),
         handle,
         shutdown: Some(tx),
         server: Some(server),
