@@ -15,7 +15,8 @@ use common::{Backend, FreshDb};
 
 crate::backend_tests!(
     a_killed_conversion_resumes_to_the_same_rows,
-    a_misrecorded_migration_is_renamed_by_migrate
+    a_misrecorded_migration_is_renamed_by_migrate,
+    the_feed_compression_migration_goes_both_ways
 );
 
 /// Rows per batch in these runs: the sample's 1,205 ERC20 transfers take 121 batches.
@@ -216,5 +217,48 @@ async fn a_misrecorded_migration_is_renamed_by_migrate(backend: Backend) {
     );
     let current = tokenql::store::database::migrations_current(db).await;
     assert_eq!(current.ok(), Some(true), "{backend:?}");
+    fresh.drop_database().await;
+}
+
+/// The compression method of `change_feed.records` on PostgreSQL (`l`: LZ4, empty: the
+/// server's default).
+async fn feed_compression(db: &sea_orm::DatabaseConnection) -> String {
+    let sql = "SELECT attcompression::text AS c FROM pg_attribute \
+               WHERE attrelid = 'change_feed'::regclass AND attname = 'records'";
+    let row = db
+        .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+        .await
+        .expect("read pg_attribute")
+        .expect("change_feed.records exists");
+    row.try_get::<String>("", "c").expect("attcompression")
+}
+
+/// `m20261128_000013_feed_compression`: recorded on every backend, reversible, and on
+/// PostgreSQL the feed's JSON column compressed with LZ4 (the server here is built with it).
+async fn the_feed_compression_migration_goes_both_ways(backend: Backend) {
+    use migration::MigratorTrait;
+    let fresh = FreshDb::create(backend, "feedlz4").await;
+    let (ok, _, err) = tokenql(&fresh.url, &["migrate"]);
+    assert!(ok, "{backend:?}: {err}");
+    let db = &fresh.db;
+    let name = "m20261128_000013_feed_compression".to_string();
+    assert!(recorded(db).await.contains(&name), "{backend:?}");
+    let postgres = backend == Backend::Postgres;
+    if postgres {
+        assert_eq!(feed_compression(db).await, "l", "LZ4 after the migration");
+    }
+    migration::Migrator::down(db, Some(1))
+        .await
+        .unwrap_or_else(|e| panic!("{backend:?}: down: {e}"));
+    assert!(!recorded(db).await.contains(&name), "{backend:?}");
+    if postgres {
+        assert_eq!(feed_compression(db).await, "", "the default after down");
+    }
+    migration::Migrator::up(db, None)
+        .await
+        .unwrap_or_else(|e| panic!("{backend:?}: up: {e}"));
+    if postgres {
+        assert_eq!(feed_compression(db).await, "l", "LZ4 again");
+    }
     fresh.drop_database().await;
 }
