@@ -7,7 +7,8 @@
 //!
 //! 1. Starts anvil (`tools/chain/...` or `$TOKENQL_ANVIL`), deploys `TestToken`, and makes
 //!    `$TOKENQL_BENCH_LOGS` (default 1,000,000) real `Transfer` logs with `emitTransfers`, 10k
-//!    per transaction, one transaction per 30M-gas block.
+//!    per transaction, one transaction per 30M-gas block; then mines [`FINALIZED_TAIL`] empty
+//!    blocks, so that the logs are history below the reorg depth, as in any backfill.
 //! 2. Raw delivery: `eth_getLogs` over the block ranges the indexer asks for, one after the
 //!    other, through the indexer's own RPC client (same HTTP client, filter and JSON
 //!    deserialization), in logs/s. A raw pass runs before each ingest run, so that each
@@ -18,6 +19,11 @@
 //!    PostgreSQL (`$TOKENQL_TEST_POSTGRES_URL`, default `postgres://postgres@127.0.0.1:5432`) and
 //!    MariaDB/MySQL (`$TOKENQL_TEST_MYSQL_URL`, default `mysql://root@127.0.0.1:3306`) get a
 //!    `tq_bench_*` database that is dropped afterwards. An unreachable server is skipped, loudly.
+//!
+//! Each backend is measured in each mode of `TOKENQL_BENCH_MODES` (default `deferred,kept`),
+//! alternated within a run: `deferred` is the default indexer (the transfer tables' address
+//! indexes left out during the backfill and built before the head,
+//! `tokenql::store::backfill_indexes`), `kept` the same with `defer_backfill_indexes` off.
 //!
 //! Other knobs: `TOKENQL_BENCH_RUNS` (default 3; each figure is the median of the runs),
 //! `TOKENQL_BENCH_BACKENDS` (comma list of `sqlite,postgres,mysql`), `RUST_LOG` (indexer logs,
@@ -74,12 +80,33 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Empty blocks mined after the logs: twice the default reorg depth.
+const FINALIZED_TAIL: u64 = 128;
+
 /// The indexer's configuration in this benchmark: defaults, start block 0, short polls.
 fn chain_config(rpc_url: &str) -> ChainConfig {
     let mut cfg = ChainConfig::new(Chain::ETH, rpc_url);
     cfg.start_block = Some(0);
     cfg.poll_interval = Duration::from_millis(20);
     cfg
+}
+
+/// How the indexer treats the transfer tables' address indexes during the backfill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The default: left out, built before the head.
+    Deferred,
+    /// Kept up row by row (`defer_backfill_indexes` off).
+    Kept,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Deferred => "deferred",
+            Mode::Kept => "kept",
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -91,6 +118,7 @@ async fn build_chain(anvil: &Anvil, n: u64) -> anyhow::Result<(String, u64)> {
         .deploy("TestToken", token_ctor("Bench", "BNCH", 18))
         .await;
     anvil.emit_transfer_logs(&token, 0, n).await;
+    anvil.mine(FINALIZED_TAIL).await;
     Ok((token, anvil.head().await))
 }
 
@@ -260,6 +288,7 @@ impl BenchDb {
 /// Runs the indexer on a fresh database until it has stored `[0, head]`; returns seconds.
 async fn ingest_once(
     backend: Backend,
+    mode: Mode,
     run: usize,
     rpc_url: &str,
     head: u64,
@@ -272,7 +301,11 @@ async fn ingest_once(
             use migration::MigratorTrait;
             migration::Migrator::up(&db, None).await?;
         }
-        let secs = timed_ingest(&db, rpc_url, head).await?;
+        let secs = timed_ingest(&db, rpc_url, head, mode).await?;
+        let missing = tokenql::store::backfill_indexes::missing(&db).await?;
+        if !missing.is_empty() {
+            bail!("at the head, the indexes {missing:?} are still missing");
+        }
         let stored = tokenql::entity::erc20_transfer::Entity::find()
             .count(&db)
             .await?;
@@ -289,13 +322,20 @@ async fn ingest_once(
     Ok(secs)
 }
 
-async fn timed_ingest(db: &DatabaseConnection, rpc_url: &str, head: u64) -> anyhow::Result<f64> {
+async fn timed_ingest(
+    db: &DatabaseConnection,
+    rpc_url: &str,
+    head: u64,
+    mode: Mode,
+) -> anyhow::Result<f64> {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let mut cfg = chain_config(rpc_url);
+    cfg.defer_backfill_indexes = mode == Mode::Deferred;
     let t = Instant::now();
     let task = tokio::spawn(tokenql::indexer::run(
         db.clone(),
         IndexerConfig {
-            chains: vec![chain_config(rpc_url)],
+            chains: vec![cfg],
             ..Default::default()
         },
         async move {
@@ -358,6 +398,18 @@ async fn bench() -> anyhow::Result<()> {
             other => bail!("TOKENQL_BENCH_BACKENDS: unknown backend '{other}'"),
         });
     }
+    let mut modes = Vec::new();
+    for w in env_or("TOKENQL_BENCH_MODES", "deferred,kept")
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+    {
+        modes.push(match w {
+            "deferred" => Mode::Deferred,
+            "kept" => Mode::Kept,
+            other => bail!("TOKENQL_BENCH_MODES: unknown mode '{other}'"),
+        });
+    }
 
     let anvil = Anvil::start(2, &["--no-mining", "--base-fee", "0"]).await;
     let t = Instant::now();
@@ -376,27 +428,33 @@ async fn bench() -> anyhow::Result<()> {
     for backend in backends {
         if let Err(why) = reachable(backend).await {
             rows.push(format!(
-                "{:<24} skipped: server unreachable ({why})",
+                "{:<34} skipped: server unreachable ({why})",
                 backend.name()
             ));
             continue;
         }
-        let (mut raw, mut ingest) = (Vec::new(), Vec::new());
+        let mut raw = Vec::new();
+        let mut ingest = vec![Vec::new(); modes.len()];
         for run in 0..runs {
-            raw.push(raw_pass(&anvil.url, head, n).await?.1);
-            ingest.push(ingest_once(backend, run, &anvil.url, head, n).await?);
+            for (i, &mode) in modes.iter().enumerate() {
+                raw.push(raw_pass(&anvil.url, head, n).await?.1);
+                ingest[i].push(ingest_once(backend, mode, run, &anvil.url, head, n).await?);
+            }
         }
         raw_all.extend(&raw);
-        let (raw_rate, secs) = (n as f64 / median(raw), median(ingest));
-        let rate = n as f64 / secs;
-        rows.push(format!(
-            "{:<24} {:>10} {:>9.2} {:>11.0} {:>7.0}%",
-            format!("tokenql ingest {}", backend.name()),
-            n,
-            secs,
-            rate,
-            100.0 * rate / raw_rate
-        ));
+        let raw_rate = n as f64 / median(raw);
+        for (mode, secs) in modes.iter().zip(ingest) {
+            let secs = median(secs);
+            let rate = n as f64 / secs;
+            rows.push(format!(
+                "{:<34} {:>10} {:>9.2} {:>11.0} {:>7.0}%",
+                format!("tokenql ingest {} ({})", backend.name(), mode.name()),
+                n,
+                secs,
+                rate,
+                100.0 * rate / raw_rate
+            ));
+        }
     }
     if raw_all.is_empty() {
         for _ in 0..runs {
@@ -407,11 +465,11 @@ async fn bench() -> anyhow::Result<()> {
 
     println!();
     println!(
-        "{:<24} {:>10} {:>9} {:>11} {:>8}",
+        "{:<34} {:>10} {:>9} {:>11} {:>8}",
         "backend", "logs", "seconds", "logs/s", "% of raw"
     );
     println!(
-        "{:<24} {:>10} {:>9.2} {:>11.0} {:>8}",
+        "{:<34} {:>10} {:>9.2} {:>11.0} {:>8}",
         "raw eth_getLogs",
         n,
         raw_secs,

@@ -503,6 +503,13 @@ pub async fn load(db: &DatabaseConnection, p: Params, label: &str) -> anyhow::Re
     // own reads (the derived rows' key joins) would otherwise be planned for empty tables
     // wherever autovacuum is off, and slow down as the tables grow (seen: 10x).
     let mut next_statistics = 50_000u64;
+    // As the indexer's backfill of a fresh database does: the address and holders indexes are
+    // built once, after the load (`tokenql::store::backfill_indexes`), unless
+    // `TOKENQL_BENCH_KEEP_INDEXES=1` asks for them kept up row by row (for a comparison).
+    let keep = std::env::var("TOKENQL_BENCH_KEEP_INDEXES").is_ok_and(|v| v.trim() == "1");
+    if !keep {
+        tokenql::store::backfill_indexes::defer(db).await?;
+    }
     loop {
         let tg = Instant::now();
         let Some(batch) = g.batch() else { break };
@@ -529,6 +536,12 @@ pub async fn load(db: &DatabaseConnection, p: Params, label: &str) -> anyhow::Re
             );
         }
     }
+    let tb = Instant::now();
+    let built = tokenql::store::backfill_indexes::restore(db).await?;
+    println!(
+        "  [{label}] {built} address indexes built in {:.0} s",
+        tb.elapsed().as_secs_f64()
+    );
     // Statistics for the planners after a bulk load.
     refresh_statistics(db, true).await?;
     write_marker(db, &p.marker()).await?;

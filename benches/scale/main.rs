@@ -9,7 +9,10 @@
 //! cargo bench --bench scale -- --help
 //! ```
 //!
-//! See `docs/BENCHMARKS.md` ("Query performance at scale") for what it measures and figures.
+//! The load leaves the address and holders indexes out and builds them at the end, as the
+//! indexer's backfill of a fresh database does; `TOKENQL_BENCH_KEEP_INDEXES=1` keeps them up
+//! row by row instead. See `docs/BENCHMARKS.md` ("Query performance at scale") for what it
+//! measures and figures.
 #![allow(clippy::print_stdout)] // the report is this program's output
 
 mod dataset;

@@ -41,6 +41,10 @@ pub struct ChainConfig {
     pub feed_retention: Option<crate::store::feed::Retention>,
     /// How long a failed history fetch waits before a request may schedule it again.
     pub history_retry_after: Duration,
+    /// Leave the transfer tables' address indexes and the holders index out while backfilling
+    /// finalized blocks into a database that holds no other chain, and build them once before
+    /// nearing the head (`store::backfill_indexes`).
+    pub defer_backfill_indexes: bool,
 }
 
 impl ChainConfig {
@@ -67,6 +71,7 @@ impl ChainConfig {
             history_attempts: 5,
             feed_retention: Some(crate::store::feed::Retention::default()),
             history_retry_after: Duration::from_secs(60),
+            defer_backfill_indexes: true,
         }
     }
 }

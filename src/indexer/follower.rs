@@ -18,7 +18,7 @@ use super::shrink::fetch_shrinking;
 use super::{IndexerError, StepError};
 use crate::decode::{self, Erc20Move, NftMove};
 use crate::store::lease::Fence;
-use crate::store::{self, rollback, Batch, BlockHeader, Checkpoint};
+use crate::store::{self, backfill_indexes, rollback, Batch, BlockHeader, Checkpoint};
 use crate::types::Chain;
 
 /// What one step did.
@@ -58,6 +58,33 @@ pub(crate) struct Follower {
     progress: Progress,
     /// The chain's lease every batch must hold (see [`super::leader`]).
     fence: Option<Fence>,
+    /// Whether the transfer tables' address indexes are left out now (`None`: not read yet).
+    deferred: Option<bool>,
+}
+
+/// What the follower does with the transfer tables' deferrable address indexes before it
+/// writes a range ([`backfill_indexes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Indexes {
+    /// Leave them as they are.
+    Keep,
+    /// Drop them: a backfill begins.
+    Defer,
+    /// Build them: the backfill nears the head (or deferring is turned off).
+    Restore,
+}
+
+/// `enabled`: the chain may defer them; `deep`: every block of the range is more than the
+/// reorg depth below the target, so no rollback reaches it; `deferred`: they are left out now;
+/// `fresh()`: nothing of this chain is stored yet and no other chain's transfers are, asked
+/// only when it decides.
+fn plan_indexes(enabled: bool, deep: bool, deferred: bool, fresh: bool) -> Indexes {
+    match (deferred, enabled && deep) {
+        (true, true) => Indexes::Keep,
+        (true, false) => Indexes::Restore,
+        (false, true) if fresh => Indexes::Defer,
+        (false, _) => Indexes::Keep,
+    }
 }
 
 /// Logs a range aims to hold. Ranges shrink to this at the density seen last (and their cap
@@ -240,6 +267,7 @@ impl Follower {
             rpc,
             start,
             fence,
+            deferred: None,
         }
     }
 
@@ -265,6 +293,9 @@ impl Follower {
         };
         let next = indexed.map_or(self.start, |i| i + 1);
         if next > target {
+            if self.deferred == Some(true) {
+                self.set_indexes(Indexes::Restore).await?;
+            }
             self.progress.caught_up(indexed, head);
             store::set_head(&self.db, self.chain(), head).await?;
             return Ok(Step::Idle);
@@ -285,7 +316,55 @@ impl Follower {
         if f.to < target {
             self.fetch_ahead(f.to + 1, target, dense_from);
         }
+        self.prepare_indexes(indexed, f.to, target).await?;
         self.write(f, next, head, waited).await
+    }
+
+    /// Leaves the transfer tables' address indexes out, or builds them, as [`plan_indexes`]
+    /// says for a range ending at `to` while following up to `target`.
+    async fn prepare_indexes(
+        &mut self,
+        indexed: Option<u64>,
+        to: u64,
+        target: u64,
+    ) -> Result<(), StepError> {
+        let deferred = match self.deferred {
+            Some(d) => d,
+            None => !backfill_indexes::missing(&self.db).await?.is_empty(),
+        };
+        self.deferred = Some(deferred);
+        let enabled = self.cfg.defer_backfill_indexes;
+        let deep = to.saturating_add(self.cfg.max_reorg_depth) < target;
+        let may_begin = enabled && deep && !deferred && indexed.is_none();
+        let fresh =
+            may_begin && backfill_indexes::only_chain(&self.db, self.chain().db_id()).await?;
+        let plan = plan_indexes(enabled, deep, deferred, fresh);
+        self.set_indexes(plan).await
+    }
+
+    /// Carries out `plan`.
+    async fn set_indexes(&mut self, plan: Indexes) -> Result<(), StepError> {
+        let chain = self.chain();
+        match plan {
+            Indexes::Keep => {}
+            Indexes::Defer => {
+                backfill_indexes::defer(&self.db).await?;
+                tracing::info!(%chain, "backfill: address indexes deferred until near the head");
+                self.deferred = Some(true);
+            }
+            Indexes::Restore => {
+                let started = Instant::now();
+                let built = backfill_indexes::restore(&self.db).await?;
+                tracing::info!(
+                    %chain,
+                    built,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "backfill: address indexes built"
+                );
+                self.deferred = Some(false);
+            }
+        }
+        Ok(())
     }
 
     /// Whether the stored tip is still on the chain (and its hash, when stored).
@@ -404,6 +483,10 @@ impl Follower {
     /// Searching → RollingBack (or Stopped). See [`super::reorg`].
     async fn handle_reorg(&mut self, tip: u64, head: u64) -> Result<Step, StepError> {
         self.ahead = None;
+        // A rollback looks balances' last blocks up by address.
+        if self.deferred == Some(true) {
+            self.set_indexes(Indexes::Restore).await?;
+        }
         let chain = self.chain();
         let lowest = tip.saturating_sub(self.cfg.max_reorg_depth);
         let mut stored =
@@ -470,6 +553,28 @@ mod tests {
         cfg.initial_range = initial;
         cfg.max_range = max;
         RangePlan::new(&cfg)
+    }
+
+    #[test]
+    fn indexes_are_deferred_only_for_a_fresh_deep_backfill_and_built_before_the_head() {
+        use Indexes::*;
+        // (enabled, deep, deferred, fresh) -> plan
+        let cases = [
+            ((true, true, false, true), Defer),
+            ((true, true, false, false), Keep), // other rows stored: keep them up
+            ((true, false, false, true), Keep), // near the head from the start
+            ((false, true, false, true), Keep), // turned off
+            ((true, true, true, false), Keep),  // a deferred backfill goes on (a restart)
+            ((true, false, true, false), Restore), // it nears the head
+            ((false, true, true, false), Restore), // turned off meanwhile
+        ];
+        for ((enabled, deep, deferred, fresh), want) in cases {
+            assert_eq!(
+                plan_indexes(enabled, deep, deferred, fresh),
+                want,
+                "enabled {enabled}, deep {deep}, deferred {deferred}, fresh {fresh}"
+            );
+        }
     }
 
     #[test]

@@ -26,9 +26,11 @@
 //! | [`media_queue`] | `nft_media` | the query service's queueing, the media worker |
 //! | [`keys`] | `api_keys` | `tokenql keys`, authentication |
 //! | [`settings`] | `settings` | the cursor secret |
+//! | [`backfill_indexes`] | the transfer tables' address indexes, the holders index | a fresh backfill leaves them out, then builds them |
 //! | [`replicas`] | — | read-replica routing |
 //! | [`dialect`] | — | the one place SQL differs between SQLite, PostgreSQL and MySQL |
 
+pub mod backfill_indexes;
 pub mod blocks;
 mod bulk;
 pub mod chain;

@@ -199,11 +199,23 @@ impl std::fmt::Display for Laps {
 /// token's holdings (the live follower, history fetches, a rollback — in one process or
 /// several) run one after the other, each reading the transfers the previous one committed.
 /// Without it, two of them could each replay the token without the other's new transfers and
-/// leave its holdings wrong (or collide on a holding's key). SQLite runs one writing
-/// transaction at a time by itself. A chain without a checkpoint yet (an import's first batch)
-/// has one writer.
+/// leave its holdings wrong (or collide on a holding's key). A chain without a checkpoint yet
+/// (an import's first batch) has one writer.
+///
+/// SQLite runs one writing transaction at a time by itself, but a transaction that reads first
+/// (the lease check) and writes later fails with `SQLITE_BUSY_SNAPSHOT` ("database is locked")
+/// when another connection (the lease renewer) committed in between. So there the first
+/// statement is a write that changes nothing: it takes the database's write lock at once,
+/// waiting for it like any writer, as `BEGIN IMMEDIATE` would.
 pub(crate) async fn lock_chain<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<(), DbErr> {
-    if !dialect::Dialect::of(db).locks_rows() {
+    let dialect = dialect::Dialect::of(db);
+    if !dialect.locks_rows() {
+        db.execute_raw(sea_orm::Statement::from_sql_and_values(
+            dialect.backend(),
+            "UPDATE chain_state SET chain_id = chain_id WHERE chain_id = ?",
+            [chain.db_id().into()],
+        ))
+        .await?;
         return Ok(());
     }
     chain_state::Entity::find_by_id(chain.db_id())
