@@ -58,12 +58,13 @@ pub(crate) struct Follower {
     progress: Progress,
     /// The chain's lease every batch must hold (see [`super::leader`]).
     fence: Option<Fence>,
-    /// Whether the transfer tables' address indexes are left out now (`None`: not read yet).
+    /// Whether the deferrable indexes (the transfer tables' address indexes, the holders index)
+    /// are left out now (`None`: not read yet).
     deferred: Option<bool>,
 }
 
-/// What the follower does with the transfer tables' deferrable address indexes before it
-/// writes a range ([`backfill_indexes`]).
+/// What the follower does with the deferrable indexes (the transfer tables' address indexes,
+/// the holders index) before it writes a range ([`backfill_indexes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Indexes {
     /// Leave them as they are.
@@ -76,8 +77,8 @@ enum Indexes {
 
 /// `enabled`: the chain may defer them; `deep`: every block of the range is more than the
 /// reorg depth below the target, so no rollback reaches it; `deferred`: they are left out now;
-/// `fresh()`: nothing of this chain is stored yet and no other chain's transfers are, asked
-/// only when it decides.
+/// `fresh`: nothing of this chain is stored yet and no other chain's transfers are (read only
+/// when it decides).
 fn plan_indexes(enabled: bool, deep: bool, deferred: bool, fresh: bool) -> Indexes {
     match (deferred, enabled && deep) {
         (true, true) => Indexes::Keep,
@@ -293,7 +294,7 @@ impl Follower {
         };
         let next = indexed.map_or(self.start, |i| i + 1);
         if next > target {
-            if self.deferred == Some(true) {
+            if self.deferred_now().await? {
                 self.set_indexes(Indexes::Restore).await?;
             }
             self.progress.caught_up(indexed, head);
@@ -320,19 +321,15 @@ impl Follower {
         self.write(f, next, head, waited).await
     }
 
-    /// Leaves the transfer tables' address indexes out, or builds them, as [`plan_indexes`]
-    /// says for a range ending at `to` while following up to `target`.
+    /// Leaves the deferrable indexes out, or builds them, as [`plan_indexes`] says for a range
+    /// ending at `to` while following up to `target`.
     async fn prepare_indexes(
         &mut self,
         indexed: Option<u64>,
         to: u64,
         target: u64,
     ) -> Result<(), StepError> {
-        let deferred = match self.deferred {
-            Some(d) => d,
-            None => !backfill_indexes::missing(&self.db).await?.is_empty(),
-        };
-        self.deferred = Some(deferred);
+        let deferred = self.deferred_now().await?;
         let enabled = self.cfg.defer_backfill_indexes;
         let deep = to.saturating_add(self.cfg.max_reorg_depth) < target;
         let may_begin = enabled && deep && !deferred && indexed.is_none();
@@ -342,6 +339,17 @@ impl Follower {
         self.set_indexes(plan).await
     }
 
+    /// Whether the deferrable indexes are left out now: read from the catalog once per
+    /// follower (a restart, a new leader), then kept as this follower changes it.
+    async fn deferred_now(&mut self) -> Result<bool, DbErr> {
+        if let Some(d) = self.deferred {
+            return Ok(d);
+        }
+        let d = !backfill_indexes::missing(&self.db).await?.is_empty();
+        self.deferred = Some(d);
+        Ok(d)
+    }
+
     /// Carries out `plan`.
     async fn set_indexes(&mut self, plan: Indexes) -> Result<(), StepError> {
         let chain = self.chain();
@@ -349,7 +357,7 @@ impl Follower {
             Indexes::Keep => {}
             Indexes::Defer => {
                 backfill_indexes::defer(&self.db).await?;
-                tracing::info!(%chain, "backfill: address indexes deferred until near the head");
+                tracing::info!(%chain, "backfill: address and holders indexes deferred until near the head");
                 self.deferred = Some(true);
             }
             Indexes::Restore => {
@@ -359,7 +367,7 @@ impl Follower {
                     %chain,
                     built,
                     seconds = started.elapsed().as_secs_f64(),
-                    "backfill: address indexes built"
+                    "backfill: address and holders indexes built"
                 );
                 self.deferred = Some(false);
             }
@@ -484,7 +492,7 @@ impl Follower {
     async fn handle_reorg(&mut self, tip: u64, head: u64) -> Result<Step, StepError> {
         self.ahead = None;
         // A rollback looks balances' last blocks up by address.
-        if self.deferred == Some(true) {
+        if self.deferred_now().await? {
             self.set_indexes(Indexes::Restore).await?;
         }
         let chain = self.chain();
