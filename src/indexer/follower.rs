@@ -356,8 +356,12 @@ impl Follower {
         match plan {
             Indexes::Keep => {}
             Indexes::Defer => {
-                backfill_indexes::defer(&self.db).await?;
-                tracing::info!(%chain, "backfill: address and holders indexes deferred until near the head");
+                let dropped = backfill_indexes::defer(&self.db).await?;
+                tracing::info!(
+                    %chain,
+                    dropped,
+                    "backfill: address and holders indexes left out until near the head"
+                );
                 self.deferred = Some(true);
             }
             Indexes::Restore => {

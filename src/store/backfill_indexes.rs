@@ -193,12 +193,6 @@ pub async fn defer<C: ConnectionTrait>(db: &C) -> Result<usize, DbErr> {
         db.execute_raw(dialect.backend().build(&stmt)).await?;
         dropped += 1;
     }
-    if dropped > 0 {
-        tracing::info!(
-            dropped,
-            "backfill: address and holders indexes left out until the follower nears the head"
-        );
-    }
     Ok(dropped)
 }
 

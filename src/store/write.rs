@@ -343,3 +343,64 @@ pub async fn set_checkpoint<C: ConnectionTrait>(
         .await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use migration::MigratorTrait;
+
+    /// On SQLite, a writing transaction that reads after [`lock_chain`] (the lease check) and
+    /// writes later is not refused when another connection writes meanwhile: the other writer
+    /// waits for the lock the first statement took. (Without it, the other writer commits at
+    /// once and the later write fails with `SQLITE_BUSY_SNAPSHOT`.)
+    #[tokio::test]
+    async fn a_sqlite_writer_holds_the_write_lock_from_its_first_statement() {
+        let path = std::env::temp_dir().join(format!("tq_lock_chain_{}.db", std::process::id()));
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        let db = crate::store::database::connect(&url, 4)
+            .await
+            .expect("open");
+        migration::Migrator::up(&db, None).await.expect("migrate");
+        let cp = Checkpoint {
+            start_block: 0,
+            indexed_block: None,
+            head_block: 1,
+        };
+        set_checkpoint(&db, Chain::ETH, cp)
+            .await
+            .expect("checkpoint");
+
+        let txn = db.begin().await.expect("begin");
+        lock_chain(&txn, Chain::ETH).await.expect("lock");
+        chain_state::Entity::find_by_id(Chain::ETH.db_id())
+            .one(&txn)
+            .await
+            .expect("read");
+        let other = tokio::spawn({
+            let db = db.clone();
+            async move { set_head(&db, Chain::ETH, 7).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!other.is_finished(), "the other writer waits for the lock");
+        set_head(&txn, Chain::ETH, 5)
+            .await
+            .expect("the write after the read");
+        txn.commit().await.expect("commit");
+        other
+            .await
+            .expect("task")
+            .expect("the other writer, after the commit");
+        let head = chain_state::Entity::find_by_id(Chain::ETH.db_id())
+            .one(&db)
+            .await
+            .expect("read")
+            .and_then(|s| s.head_block);
+        assert_eq!(head, Some(7));
+        db.close().await.expect("close");
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}

@@ -57,6 +57,11 @@ async fn answers_equal_the_chain(app: &TestApp, token: &str, chain: &Transfers, 
     assert_eq!(all.len() as u64, LOGS, "{when}: the token's transfers");
 }
 
+/// The deferrable indexes the database lacks now.
+async fn missing(app: &TestApp) -> Vec<backfill_indexes::Deferrable> {
+    backfill_indexes::missing(&app.db).await.expect("catalog")
+}
+
 /// Waits until the follower has stored `block`.
 async fn wait_stored(app: &TestApp, block: u64) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -93,13 +98,7 @@ async fn a_fresh_backfill_defers_the_address_indexes_and_builds_them_before_the_
     assert_eq!(truth.len() as u64, LOGS);
 
     let app = common::spawn(backend).await;
-    assert!(
-        backfill_indexes::missing(&app.db)
-            .await
-            .expect("catalog")
-            .is_empty(),
-        "{backend:?}: a migrated database has every index"
-    );
+    assert_eq!(missing(&app).await, [], "{backend:?}: a migrated database");
     let p = Proxy::start(&chain.url, 5).await;
     // The follower stops in the finalized tail, past every log.
     let stall = last_log + 10;
@@ -111,10 +110,9 @@ async fn a_fresh_backfill_defers_the_address_indexes_and_builds_them_before_the_
     });
     p.wait_count("held", 1, Duration::from_secs(30)).await;
     wait_stored(&app, last_log).await;
-    let missing = backfill_indexes::missing(&app.db).await.expect("catalog");
     assert_eq!(
-        missing,
-        DEFERRABLE.to_vec(),
+        missing(&app).await,
+        DEFERRABLE,
         "{backend:?}: during the backfill the address indexes are left out"
     );
     answers_equal_the_chain(&app, &token, &truth, "during the backfill").await;
@@ -133,13 +131,7 @@ async fn a_fresh_backfill_defers_the_address_indexes_and_builds_them_before_the_
         c.request_timeout = Duration::from_secs(10);
     });
     wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
-    assert!(
-        backfill_indexes::missing(&app.db)
-            .await
-            .expect("catalog")
-            .is_empty(),
-        "{backend:?}: at the head every address index is built"
-    );
+    assert_eq!(missing(&app).await, [], "{backend:?}: at the head");
     answers_equal_the_chain(&app, &token, &truth, "at the head").await;
     let moves = truth
         .values()
