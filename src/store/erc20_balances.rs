@@ -130,13 +130,15 @@ impl Deltas {
     }
 }
 
-/// The moves of a batch that are not stored yet (each key once): the ones storing it adds.
-/// Runs in the writing transaction, after its first write (see `write::lock_chain`).
-pub(crate) async fn unstored<'m, C: ConnectionTrait>(
+/// Which moves of a batch are not stored yet (one flag per move; a key repeated in the batch
+/// counts once): the ones storing it adds. Runs in the writing transaction, after its first
+/// write (see `write::lock_chain`), so no other writer of the chain stores any of them before
+/// it commits.
+pub(crate) async fn unstored<C: ConnectionTrait>(
     db: &C,
     cid: i64,
-    moves: &'m [Erc20Move],
-) -> Result<Vec<&'m Erc20Move>, DbErr> {
+    moves: &[Erc20Move],
+) -> Result<Vec<bool>, DbErr> {
     let blocks: BTreeSet<i64> = moves.iter().map(|m| m.meta.block_number as i64).collect();
     let blocks: Vec<i64> = blocks.into_iter().collect();
     let mut stored: BTreeSet<(i64, i32)> = BTreeSet::new();
@@ -152,13 +154,9 @@ pub(crate) async fn unstored<'m, C: ConnectionTrait>(
             .await?;
         stored.extend(keys);
     }
-    let mut seen = BTreeSet::new();
     Ok(moves
         .iter()
-        .filter(|m| {
-            let key = (m.meta.block_number as i64, m.meta.log_index as i32);
-            !stored.contains(&key) && seen.insert(key)
-        })
+        .map(|m| stored.insert((m.meta.block_number as i64, m.meta.log_index as i32)))
         .collect())
 }
 
@@ -231,7 +229,9 @@ async fn apply<C: ConnectionTrait>(
             .into_iter()
             .map(|r| ((r.owner_address, r.contract_address), r))
             .collect();
-        let mut rows = BalanceRows::default();
+        // Under the chain's lock, a pair not read here is not stored: its row is inserted
+        // without a conflict check (`Rows::known_new`), the others replaced.
+        let (mut inserted, mut replaced) = (BalanceRows::default(), BalanceRows::default());
         let mut emptied = Vec::new();
         for key in round {
             let Some((delta, block)) = d.balances.get(key) else {
@@ -257,6 +257,11 @@ async fn apply<C: ConnectionTrait>(
             if let Some(fork) = fork {
                 last = last_block(db, cid, key.0, key.1, fork).await?;
             }
+            let rows = if stored_row.is_some() {
+                &mut replaced
+            } else {
+                &mut inserted
+            };
             rows.push(*key, net, last);
         }
         if !emptied.is_empty() {
@@ -265,12 +270,22 @@ async fn apply<C: ConnectionTrait>(
                 .exec(db)
                 .await?;
         }
-        rows.upsert(db, cid).await?;
+        inserted.write(db, cid, Write::Insert).await?;
+        replaced.write(db, cid, Write::Replace).await?;
     }
     apply_totals(db, cid, &d.totals).await
 }
 
-/// New balance rows, column by column, for one upsert ([`Rows::replacing`]).
+/// How [`BalanceRows::write`] writes its rows.
+#[derive(Clone, Copy)]
+enum Write {
+    /// The pairs are not stored ([`Rows::known_new`]).
+    Insert,
+    /// The pairs may be stored: their rows are replaced ([`Rows::replacing`]).
+    Replace,
+}
+
+/// Balance rows, column by column, for one statement per round.
 #[derive(Default)]
 struct BalanceRows {
     owners: Vec<Vec<u8>>,
@@ -289,31 +304,34 @@ impl BalanceRows {
         self.blocks.push(block);
     }
 
-    /// Writes the rows, replacing the stored ones of the same (holder, token).
-    async fn upsert<C: ConnectionTrait>(self, db: &C, cid: i64) -> Result<(), DbErr> {
+    /// Writes the rows: inserts them, or replaces the stored ones of the same (holder, token).
+    async fn write<C: ConnectionTrait>(self, db: &C, cid: i64, how: Write) -> Result<(), DbErr> {
         use erc20_balance::Column as B;
         let n = self.owners.len();
-        Rows::new(
+        let rows = Rows::new(
             erc20_balance::Entity.table_name(),
             vec![
                 B::ChainId.as_str(),
                 B::OwnerAddress.as_str(),
                 B::ContractAddress.as_str(),
             ],
-        )
-        .replacing(&[
-            B::Balance.as_str(),
-            B::Wraps.as_str(),
-            B::BlockNumber.as_str(),
-        ])
-        .col(B::ChainId.as_str(), Values::BigInt(vec![cid; n]))
-        .col(B::OwnerAddress.as_str(), Values::Bytes(self.owners))
-        .col(B::ContractAddress.as_str(), Values::Bytes(self.tokens))
-        .col(B::Balance.as_str(), Values::Bytes(self.balances))
-        .col(B::Wraps.as_str(), Values::BigInt(self.wraps))
-        .col(B::BlockNumber.as_str(), Values::BigInt(self.blocks))
-        .insert(db)
-        .await
+        );
+        let rows = match how {
+            Write::Insert => rows.known_new(),
+            Write::Replace => rows.replacing(&[
+                B::Balance.as_str(),
+                B::Wraps.as_str(),
+                B::BlockNumber.as_str(),
+            ]),
+        };
+        rows.col(B::ChainId.as_str(), Values::BigInt(vec![cid; n]))
+            .col(B::OwnerAddress.as_str(), Values::Bytes(self.owners))
+            .col(B::ContractAddress.as_str(), Values::Bytes(self.tokens))
+            .col(B::Balance.as_str(), Values::Bytes(self.balances))
+            .col(B::Wraps.as_str(), Values::BigInt(self.wraps))
+            .col(B::BlockNumber.as_str(), Values::BigInt(self.blocks))
+            .insert(db)
+            .await
     }
 }
 

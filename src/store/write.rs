@@ -92,12 +92,19 @@ pub async fn write_batch(
     }
     blocks.insert(&txn).await?;
     laps.lap("lock, blocks");
-    // The ERC20 transfers this batch adds (not those stored already) move the balances.
-    let added = erc20_balances::unstored(&txn, cid, &batch.erc20).await?;
+    // The ERC20 transfers this batch adds (not those stored already) are inserted without a
+    // conflict check, and move the balances.
+    let new = erc20_balances::unstored(&txn, cid, &batch.erc20).await?;
     laps.lap("unstored");
-    erc20.insert(&txn).await?;
+    erc20.only(&new).known_new().insert(&txn).await?;
     nft.insert(&txn).await?;
     laps.lap("transfers");
+    let added: Vec<&Erc20Move> = batch
+        .erc20
+        .iter()
+        .zip(&new)
+        .filter_map(|(m, new)| new.then_some(m))
+        .collect();
     erc20_balances::add_stored(&txn, cid, &added).await?;
     laps.lap("balances");
     let fed = match (batch.feed, batch.checkpoint.and_then(|c| c.indexed_block)) {
