@@ -14,7 +14,7 @@ use sea_orm::{
     TransactionTrait,
 };
 
-use super::{derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes, CHUNK};
+use super::{bulk, derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes, CHUNK};
 use crate::decode::{Erc20Move, NftMove};
 use crate::entity::{chain_state, contract};
 use crate::types::{Address, Chain, TokenStandard, Uint256};
@@ -92,21 +92,7 @@ pub async fn write_batch(
     }
     blocks.insert(&txn).await?;
     laps.lap("lock, blocks");
-    // The ERC20 transfers this batch adds (not those stored already) are inserted without a
-    // conflict check, and move the balances.
-    let new = erc20_balances::unstored(&txn, cid, &batch.erc20).await?;
-    laps.lap("unstored");
-    erc20.only(&new).known_new().insert(&txn).await?;
-    nft.insert(&txn).await?;
-    laps.lap("transfers");
-    let added: Vec<&Erc20Move> = batch
-        .erc20
-        .iter()
-        .zip(&new)
-        .filter_map(|(m, new)| new.then_some(m))
-        .collect();
-    erc20_balances::add_stored(&txn, cid, &added).await?;
-    laps.lap("balances");
+    store_transfers(&txn, cid, &batch.erc20, erc20, nft, &mut laps).await?;
     let fed = match (batch.feed, batch.checkpoint.and_then(|c| c.indexed_block)) {
         (Some(retention), Some(head)) => {
             feed::append_stored(
@@ -165,6 +151,32 @@ pub async fn write_batch(
     if fed {
         feed::appended_here().notify_waiters();
     }
+    Ok(())
+}
+
+/// Stores a batch's transfers and adds its ERC20 transfers to the balances. The ERC20
+/// transfers not stored yet (read under the chain's lock) are inserted without a conflict
+/// check, and only they move the balances: writing a batch twice adds nothing.
+async fn store_transfers<C: ConnectionTrait>(
+    txn: &C,
+    cid: i64,
+    moves: &[Erc20Move],
+    erc20: bulk::Rows,
+    nft: bulk::Rows,
+    laps: &mut Laps,
+) -> Result<(), DbErr> {
+    let new = erc20_balances::unstored(txn, cid, moves).await?;
+    laps.lap("unstored");
+    erc20.only(&new).known_new().insert(txn).await?;
+    nft.insert(txn).await?;
+    laps.lap("transfers");
+    let added: Vec<&Erc20Move> = moves
+        .iter()
+        .zip(&new)
+        .filter_map(|(m, new)| new.then_some(m))
+        .collect();
+    erc20_balances::add_stored(txn, cid, &added).await?;
+    laps.lap("balances");
     Ok(())
 }
 
