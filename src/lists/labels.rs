@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use sea_orm::{DatabaseConnection, TransactionTrait};
+use sea_orm::DatabaseConnection;
 use serde_json::Value;
 
 use super::{csv_fields, data_lines, ListError, ListReport};
@@ -164,7 +164,7 @@ pub async fn import_str(
     let parsed = parse(text, name)?;
     let mut report = parsed.report;
     let labels: Vec<(Address, String)> = parsed.labels.into_iter().collect();
-    let txn = db.begin().await?;
+    let txn = crate::store::begin_write(db).await?;
     report.imported = upsert_labels(&txn, chain, &labels).await? as u64;
     txn.commit().await?;
     Ok(report)

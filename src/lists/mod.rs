@@ -172,8 +172,7 @@ pub(crate) async fn apply_flag_list(
     contracts: &std::collections::HashMap<Chain, BTreeSet<crate::types::Address>>,
     mut report: ListReport,
 ) -> Result<ListReport, ListError> {
-    use sea_orm::TransactionTrait;
-    let txn = db.begin().await?;
+    let txn = crate::store::begin_write(db).await?;
     for (chain, listed) in contracts {
         let listed: Vec<crate::types::Address> = listed.iter().copied().collect();
         let done = crate::store::flags::list_flag(&txn, *chain, flag, &listed).await?;

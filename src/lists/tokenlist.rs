@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use sea_orm::{DatabaseConnection, TransactionTrait};
+use sea_orm::DatabaseConnection;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -113,7 +113,7 @@ pub async fn import_str(
 ) -> Result<ListReport, ListError> {
     let parsed = parse(text, name, only)?;
     let mut report = parsed.report;
-    let txn = db.begin().await?;
+    let txn = crate::store::begin_write(db).await?;
     let mut imported: Vec<(Chain, Vec<Address>)> = Vec::new();
     for (chain, tokens) in parsed.tokens {
         let metas: Vec<(Address, ContractMeta)> = tokens.into_iter().collect();

@@ -6,7 +6,7 @@
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveValue, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
 use super::{now_ms, skip_existing, CHUNK};
@@ -186,7 +186,7 @@ async fn insert_positions<C: ConnectionTrait>(
 
 /// Stores a new stream, active, with its chains' positions.
 pub async fn create(db: &DatabaseConnection, new: &NewStream) -> Result<(), DbErr> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let model = stream::ActiveModel::from(stream::Model {
         id: new.id.clone(),
         key_id: new.key_id,
@@ -263,7 +263,7 @@ pub async fn update(
     id: &str,
     update: &StreamUpdate,
 ) -> Result<bool, DbErr> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let Some(m) = stream::Entity::find_by_id(id.to_string())
         .filter(stream::Column::KeyId.eq(key_id))
         .one(&txn)
@@ -307,7 +307,7 @@ pub async fn update(
 
 /// Deletes the stream, its addresses and positions; `false` when the key holds no such stream.
 pub async fn delete(db: &DatabaseConnection, key_id: i32, id: &str) -> Result<bool, DbErr> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let gone = stream::Entity::delete_many()
         .filter(stream::Column::Id.eq(id))
         .filter(stream::Column::KeyId.eq(key_id))

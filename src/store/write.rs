@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use alloy::primitives::B256;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect,
-    TransactionTrait,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait,
+    QueryFilter, QuerySelect, TransactionTrait,
 };
 
 use super::{bulk, derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes, CHUNK};
@@ -213,6 +213,22 @@ impl std::fmt::Display for Laps {
     }
 }
 
+/// Begins a transaction that writes. On SQLite its first statement is a write that changes
+/// nothing, which takes the database's write lock at once (waiting for it like any writer, as
+/// `BEGIN IMMEDIATE` would): a transaction that reads before it writes is otherwise refused
+/// with `SQLITE_BUSY_SNAPSHOT` ("database is locked") at its first write when another
+/// connection committed in between (the indexer, every second). PostgreSQL and MySQL lock
+/// rows as they are written: a plain `BEGIN`. The chain's writers take the chain's lock
+/// instead ([`lock_chain`]), which does the same on SQLite.
+pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    let txn = db.begin().await?;
+    if !dialect::Dialect::of(db).locks_rows() {
+        txn.execute_unprepared("UPDATE settings SET value = value WHERE 0")
+            .await?;
+    }
+    Ok(txn)
+}
+
 /// Serialises the chain's writers: the first statement of every writing transaction locks the
 /// chain's checkpoint row (`SELECT … FOR UPDATE`), so transactions that recompute the same
 /// token's holdings (the live follower, history fetches, a rollback — in one process or
@@ -374,21 +390,7 @@ mod tests {
     /// once and the later write fails with `SQLITE_BUSY_SNAPSHOT`.)
     #[tokio::test]
     async fn a_sqlite_writer_holds_the_write_lock_from_its_first_statement() {
-        let path = std::env::temp_dir().join(format!("tq_lock_chain_{}.db", std::process::id()));
-        let url = format!("sqlite://{}?mode=rwc", path.display());
-        let db = crate::store::database::connect(&url, 4)
-            .await
-            .expect("open");
-        migration::Migrator::up(&db, None).await.expect("migrate");
-        let cp = Checkpoint {
-            start_block: 0,
-            indexed_block: None,
-            head_block: 1,
-        };
-        set_checkpoint(&db, Chain::ETH, cp)
-            .await
-            .expect("checkpoint");
-
+        let (db, path) = sqlite("lock_chain").await;
         let txn = db.begin().await.expect("begin");
         lock_chain(&txn, Chain::ETH).await.expect("lock");
         chain_state::Entity::find_by_id(Chain::ETH.db_id())
@@ -415,9 +417,59 @@ mod tests {
             .expect("read")
             .and_then(|s| s.head_block);
         assert_eq!(head, Some(7));
+        close(db, &path).await;
+    }
+
+    /// The same for any writing transaction begun by [`begin_write`] (a stream's update reads
+    /// the stream first): the other writer waits, the later write succeeds.
+    #[tokio::test]
+    async fn a_sqlite_transaction_begun_to_write_holds_the_write_lock_from_its_start() {
+        let (db, path) = sqlite("begin_write").await;
+        let txn = begin_write(&db).await.expect("begin");
+        chain_state::Entity::find_by_id(Chain::ETH.db_id())
+            .one(&txn)
+            .await
+            .expect("read");
+        let other = tokio::spawn({
+            let db = db.clone();
+            async move { set_head(&db, Chain::ETH, 7).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!other.is_finished(), "the other writer waits for the lock");
+        set_head(&txn, Chain::ETH, 5)
+            .await
+            .expect("the write after the read");
+        txn.commit().await.expect("commit");
+        other
+            .await
+            .expect("task")
+            .expect("the other writer, after the commit");
+        close(db, &path).await;
+    }
+
+    /// A migrated SQLite file of its own, with a checkpoint for ETH.
+    async fn sqlite(name: &str) -> (DatabaseConnection, std::path::PathBuf) {
+        let path = std::env::temp_dir().join(format!("tq_{name}_{}.db", std::process::id()));
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        let db = crate::store::database::connect(&url, 4)
+            .await
+            .expect("open");
+        migration::Migrator::up(&db, None).await.expect("migrate");
+        let cp = Checkpoint {
+            start_block: 0,
+            indexed_block: None,
+            head_block: 1,
+        };
+        set_checkpoint(&db, Chain::ETH, cp)
+            .await
+            .expect("checkpoint");
+        (db, path)
+    }
+
+    async fn close(db: DatabaseConnection, path: &std::path::Path) {
         db.close().await.expect("close");
         for suffix in ["", "-wal", "-shm"] {
-            let mut p = path.clone().into_os_string();
+            let mut p = path.to_path_buf().into_os_string();
             p.push(suffix);
             let _ = std::fs::remove_file(p);
         }
