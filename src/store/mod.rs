@@ -6,7 +6,8 @@
 //! [`write_batch`] (the write path, `store/write.rs`) stores one batch (block headers, decoded
 //! transfers, optionally the chain checkpoint) in one transaction. It is idempotent: rows are
 //! keyed by (chain, block, log index [, batch index]) and inserted with `ON CONFLICT DO
-//! NOTHING`, and derived rows (holdings, token mints) are recomputed from the stored transfers
+//! NOTHING` (the ERC20 transfers read as not stored under the chain's lock, with a plain
+//! `INSERT`), and derived rows (holdings, token mints) are recomputed from the stored transfers
 //! of every token the batch touched, and ERC20 balances gain exactly the transfers the batch
 //! adds (`erc20_balances`), so writing the same batch twice — or batches out of order — yields
 //! the same database.
@@ -25,7 +26,7 @@
 //! | [`token_meta`] | `nft_tokens` (URIs, metadata) | the indexer's and the off-chain metadata workers |
 //! | [`media_queue`] | `nft_media` | the query service's queueing, the media worker |
 //! | [`keys`] | `api_keys` | `tokenql keys`, authentication |
-//! | [`settings`] | `settings` | the cursor secret |
+//! | [`settings`] | `settings` | the cursor secret; [`begin_write`] takes SQLite's write lock on it |
 //! | [`backfill_indexes`] | the transfer tables' address indexes, the holders index | a fresh backfill leaves them out, then builds them |
 //! | [`replicas`] | — | read-replica routing |
 //! | [`dialect`] | — | the one place SQL differs between SQLite, PostgreSQL and MySQL |
