@@ -133,6 +133,48 @@ async fn present<C: ConnectionTrait>(db: &C) -> Result<Vec<String>, DbErr> {
         .collect()
 }
 
+/// How the catalog defines each index of the three tables, by name, in a form comparable across
+/// the ways an index is created (quotes, case and spaces left out): PostgreSQL's `indexdef`,
+/// SQLite's `CREATE INDEX` text, MySQL's columns in order with uniqueness. The test of the
+/// backfill compares it before a deferral and after the rebuild, so that [`DEFERRABLE`] cannot
+/// drift from the migrations.
+pub async fn definitions<C: ConnectionTrait>(
+    db: &C,
+) -> Result<std::collections::BTreeMap<String, String>, DbErr> {
+    let dialect = Dialect::of(db);
+    let sql = match dialect {
+        Dialect::Postgres => format!(
+            "SELECT indexname::text AS name, indexdef::text AS def FROM pg_indexes \
+             WHERE schemaname = current_schema() AND tablename IN {TABLES}"
+        ),
+        Dialect::Sqlite => format!(
+            "SELECT name, COALESCE(sql, '') AS def FROM sqlite_master \
+             WHERE type = 'index' AND tbl_name IN {TABLES}"
+        ),
+        Dialect::MySql => format!(
+            "SELECT CAST(index_name AS CHAR) AS name, CAST(CONCAT(table_name, ' ', MIN(non_unique), \
+             ' ', GROUP_CONCAT(column_name ORDER BY seq_in_index)) AS CHAR) AS def \
+             FROM information_schema.statistics \
+             WHERE table_schema = DATABASE() AND table_name IN {TABLES} \
+             GROUP BY table_name, index_name"
+        ),
+    };
+    let rows = db
+        .query_all_raw(Statement::from_string(dialect.backend(), sql))
+        .await?;
+    rows.iter()
+        .map(|r| {
+            let def: String = r.try_get("", "def")?;
+            let def = def
+                .chars()
+                .filter(|c| !c.is_whitespace() && !matches!(c, '"' | '`' | '\''))
+                .collect::<String>()
+                .to_lowercase();
+            Ok((r.try_get("", "name")?, def))
+        })
+        .collect()
+}
+
 /// The deferrable indexes the database lacks now: empty unless a backfill deferred them.
 pub async fn missing<C: ConnectionTrait>(db: &C) -> Result<Vec<Deferrable>, DbErr> {
     let present = present(db).await?;

@@ -3,8 +3,9 @@
 //! a real anvil chain. The proxy holds the follower's `eth_getLogs` in the finalized tail, so
 //! the state in between is observed, not raced: the indexes are out, answers are exact (and
 //! `SYNCING`); a new indexer started there (a restart, another leader) goes on deferring and
-//! builds them; at the head every index is back and every answer (transfers by wallet and by
-//! token, the token's holders in both orders) equals the chain's logs.
+//! builds them; at the head every index is back, defined as the migrations define it, and
+//! every answer (transfers by wallet and by token, the token's holders in both orders) equals
+//! the chain's logs.
 
 use crate::support::anvil;
 use crate::support::common;
@@ -99,6 +100,9 @@ async fn a_fresh_backfill_defers_the_address_indexes_and_builds_them_before_the_
 
     let app = common::spawn(backend).await;
     assert_eq!(missing(&app).await, [], "{backend:?}: a migrated database");
+    let migrated = backfill_indexes::definitions(&app.db)
+        .await
+        .expect("catalog");
     let p = Proxy::start(&chain.url, 5).await;
     // The follower stops in the finalized tail, past every log.
     let stall = last_log + 10;
@@ -132,6 +136,13 @@ async fn a_fresh_backfill_defers_the_address_indexes_and_builds_them_before_the_
     });
     wait_synced(&app.db, &chain, Duration::from_secs(60)).await;
     assert_eq!(missing(&app).await, [], "{backend:?}: at the head");
+    assert_eq!(
+        backfill_indexes::definitions(&app.db)
+            .await
+            .expect("catalog"),
+        migrated,
+        "{backend:?}: the rebuilt indexes are the migrations' own"
+    );
     answers_equal_the_chain(&app, &token, &truth, "at the head").await;
     let moves = truth
         .values()
