@@ -213,20 +213,28 @@ impl std::fmt::Display for Laps {
     }
 }
 
-/// Begins a transaction that writes. On SQLite its first statement is a write that changes
-/// nothing, which takes the database's write lock at once (waiting for it like any writer, as
-/// `BEGIN IMMEDIATE` would): a transaction that reads before it writes is otherwise refused
-/// with `SQLITE_BUSY_SNAPSHOT` ("database is locked") at its first write when another
-/// connection committed in between (the indexer, every second). PostgreSQL and MySQL lock
-/// rows as they are written: a plain `BEGIN`. The chain's writers take the chain's lock
-/// instead ([`lock_chain`]), which does the same on SQLite.
+/// Begins a transaction that writes. On SQLite it takes the database's write lock at once
+/// ([`sqlite_write_lock`]); PostgreSQL and MySQL lock rows as they are written: a plain
+/// `BEGIN`. The chain's writers take the chain's lock instead ([`lock_chain`]), which does the
+/// same on SQLite.
 pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
     let txn = db.begin().await?;
     if !dialect::Dialect::of(db).locks_rows() {
-        txn.execute_unprepared("UPDATE settings SET value = value WHERE 0")
-            .await?;
+        sqlite_write_lock(&txn).await?;
     }
     Ok(txn)
+}
+
+/// The first statement of a writing transaction on SQLite: a write that changes nothing,
+/// which takes the database's write lock at once, waiting for it like any writer, as
+/// `BEGIN IMMEDIATE` would (sea-orm's `begin` has no way to say that). Otherwise a
+/// transaction that reads before it writes is refused with `SQLITE_BUSY_SNAPSHOT` ("database
+/// is locked") at its first write when another connection (the indexer, the lease renewer)
+/// committed in between.
+async fn sqlite_write_lock<C: ConnectionTrait>(txn: &C) -> Result<(), DbErr> {
+    txn.execute_unprepared("UPDATE settings SET value = value WHERE 0")
+        .await?;
+    Ok(())
 }
 
 /// Serialises the chain's writers: the first statement of every writing transaction locks the
@@ -237,21 +245,12 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction,
 /// leave its holdings wrong (or collide on a holding's key). A chain without a checkpoint yet
 /// (an import's first batch) has one writer.
 ///
-/// SQLite runs one writing transaction at a time by itself, but a transaction that reads first
-/// (the lease check) and writes later fails with `SQLITE_BUSY_SNAPSHOT` ("database is locked")
-/// when another connection (the lease renewer) committed in between. So there the first
-/// statement is a write that changes nothing: it takes the database's write lock at once,
-/// waiting for it like any writer, as `BEGIN IMMEDIATE` would.
+/// SQLite runs one writing transaction at a time by itself: there the first statement takes
+/// the database's write lock ([`sqlite_write_lock`]), since the chain's writers read (the
+/// lease check) before they write.
 pub(crate) async fn lock_chain<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<(), DbErr> {
-    let dialect = dialect::Dialect::of(db);
-    if !dialect.locks_rows() {
-        db.execute_raw(sea_orm::Statement::from_sql_and_values(
-            dialect.backend(),
-            "UPDATE chain_state SET chain_id = chain_id WHERE chain_id = ?",
-            [chain.db_id().into()],
-        ))
-        .await?;
-        return Ok(());
+    if !dialect::Dialect::of(db).locks_rows() {
+        return sqlite_write_lock(db).await;
     }
     chain_state::Entity::find_by_id(chain.db_id())
         .lock_exclusive()
@@ -393,24 +392,7 @@ mod tests {
         let (db, path) = sqlite("lock_chain").await;
         let txn = db.begin().await.expect("begin");
         lock_chain(&txn, Chain::ETH).await.expect("lock");
-        chain_state::Entity::find_by_id(Chain::ETH.db_id())
-            .one(&txn)
-            .await
-            .expect("read");
-        let other = tokio::spawn({
-            let db = db.clone();
-            async move { set_head(&db, Chain::ETH, 7).await }
-        });
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(!other.is_finished(), "the other writer waits for the lock");
-        set_head(&txn, Chain::ETH, 5)
-            .await
-            .expect("the write after the read");
-        txn.commit().await.expect("commit");
-        other
-            .await
-            .expect("task")
-            .expect("the other writer, after the commit");
+        read_then_write_while_another_writes(&db, txn).await;
         let head = chain_state::Entity::find_by_id(Chain::ETH.db_id())
             .one(&db)
             .await
@@ -426,6 +408,17 @@ mod tests {
     async fn a_sqlite_transaction_begun_to_write_holds_the_write_lock_from_its_start() {
         let (db, path) = sqlite("begin_write").await;
         let txn = begin_write(&db).await.expect("begin");
+        read_then_write_while_another_writes(&db, txn).await;
+        close(db, &path).await;
+    }
+
+    /// In `txn` (which took its lock): reads, lets another connection try to write, writes,
+    /// commits. Asserts that the other writer waited for the commit and then succeeded, and
+    /// that `txn`'s write after its read was not refused.
+    async fn read_then_write_while_another_writes(
+        db: &DatabaseConnection,
+        txn: DatabaseTransaction,
+    ) {
         chain_state::Entity::find_by_id(Chain::ETH.db_id())
             .one(&txn)
             .await
@@ -444,7 +437,6 @@ mod tests {
             .await
             .expect("task")
             .expect("the other writer, after the commit");
-        close(db, &path).await;
     }
 
     /// A migrated SQLite file of its own, with a checkpoint for ETH.
