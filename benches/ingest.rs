@@ -13,6 +13,8 @@
 //!    other, through the indexer's own RPC client (same HTTP client, filter and JSON
 //!    deserialization), in logs/s. A raw pass runs before each ingest run, so that each
 //!    backend's "% of raw" compares runs made on the same (possibly shared) machine state.
+//!    The first pass also times the indexer's `decode_logs` over the logs it fetched, apart
+//!    from the delivery: the CPU that decoding adds to ingest.
 //! 3. Ingest: the in-process indexer (`tokenql::indexer::run`, start block 0) on a fresh,
 //!    migrated database of each backend, timed until `chain_state.indexed_block` reaches the
 //!    head; the stored row count is checked against the chain's. SQLite uses a temporary file;
@@ -39,6 +41,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait};
 
+use tokenql::decode::decode_logs;
 use tokenql::indexer::follower::RangePlan;
 use tokenql::indexer::rpc::Rpc;
 use tokenql::indexer::{ChainConfig, IndexerConfig};
@@ -128,21 +131,40 @@ async fn build_chain(anvil: &Anvil, n: u64) -> anyhow::Result<(String, u64)> {
 /// `eth_getLogs` over `[0, head]`, one range after the other, in the ranges the indexer asks
 /// for (its [`RangePlan`]), deserialized by the indexer's RPC client. Returns (logs, seconds,
 /// ranges).
-async fn raw_delivery(rpc_url: &str, head: u64) -> anyhow::Result<(u64, f64, usize)> {
+/// One raw pass: how many logs, how long their delivery took, in how many ranges, and how
+/// long decoding them took (the indexer's own `decode_logs`, timed apart from the delivery).
+struct RawPass {
+    logs: u64,
+    seconds: f64,
+    ranges: usize,
+    decode_seconds: f64,
+}
+
+async fn raw_delivery(rpc_url: &str, head: u64) -> anyhow::Result<RawPass> {
     let cfg = chain_config(rpc_url);
     let rpc = Rpc::new(rpc_url, cfg.request_timeout, cfg.retry)?;
     let mut plan = RangePlan::new(&cfg);
-    let t = Instant::now();
+    let (mut fetching, mut decoding) = (Duration::ZERO, Duration::ZERO);
     let (mut next, mut logs, mut ranges) = (0u64, 0u64, 0usize);
     while next <= head {
         let to = (next + plan.span() - 1).min(head);
-        let n = rpc.transfer_logs(next, to, None).await?.len();
-        plan.fetched(to - next + 1, n);
-        logs += n as u64;
+        let t = Instant::now();
+        let got = rpc.transfer_logs(next, to, None).await?;
+        fetching += t.elapsed();
+        let t = Instant::now();
+        std::hint::black_box(decode_logs(&got));
+        decoding += t.elapsed();
+        plan.fetched(to - next + 1, got.len());
+        logs += got.len() as u64;
         ranges += 1;
         next = to + 1;
     }
-    Ok((logs, t.elapsed().as_secs_f64(), ranges))
+    Ok(RawPass {
+        logs,
+        seconds: fetching.as_secs_f64(),
+        ranges,
+        decode_seconds: decoding.as_secs_f64(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -421,8 +443,12 @@ async fn bench() -> anyhow::Result<()> {
 
     // A warm-up pass; then raw passes alternate with the ingest runs, so that both see the
     // same (shared, noisy) machine.
-    let (_, _, ranges) = raw_pass(&anvil.url, head, n).await?;
-    println!("the indexer's ranges: {ranges} eth_getLogs calls");
+    let warm = raw_pass(&anvil.url, head, n).await?;
+    println!(
+        "the indexer's ranges: {} eth_getLogs calls; decoding their logs (the indexer's \
+         decode_logs, not part of raw): {:.2} s",
+        warm.ranges, warm.decode_seconds
+    );
     let mut raw_all = Vec::new();
     let mut rows = Vec::new();
     for backend in backends {
@@ -437,7 +463,7 @@ async fn bench() -> anyhow::Result<()> {
         let mut ingest = vec![Vec::new(); modes.len()];
         for run in 0..runs {
             for (i, &mode) in modes.iter().enumerate() {
-                raw.push(raw_pass(&anvil.url, head, n).await?.1);
+                raw.push(raw_pass(&anvil.url, head, n).await?.seconds);
                 ingest[i].push(ingest_once(backend, mode, run, &anvil.url, head, n).await?);
             }
         }
@@ -458,7 +484,7 @@ async fn bench() -> anyhow::Result<()> {
     }
     if raw_all.is_empty() {
         for _ in 0..runs {
-            raw_all.push(raw_pass(&anvil.url, head, n).await?.1);
+            raw_all.push(raw_pass(&anvil.url, head, n).await?.seconds);
         }
     }
     let raw_secs = median(raw_all);
@@ -484,10 +510,10 @@ async fn bench() -> anyhow::Result<()> {
 }
 
 /// One raw pass that must deliver all `n` logs: (logs, seconds, ranges).
-async fn raw_pass(rpc_url: &str, head: u64, n: u64) -> anyhow::Result<(u64, f64, usize)> {
+async fn raw_pass(rpc_url: &str, head: u64, n: u64) -> anyhow::Result<RawPass> {
     let r = raw_delivery(rpc_url, head).await?;
-    if r.0 != n {
-        bail!("eth_getLogs returned {} logs, expected {n}", r.0);
+    if r.logs != n {
+        bail!("eth_getLogs returned {} logs, expected {n}", r.logs);
     }
     Ok(r)
 }

@@ -254,25 +254,35 @@ pub fn parse_quantity(s: &str) -> Result<u64, Skip> {
 
 /// Parses a 32-byte hex value.
 pub fn parse_b256(s: &str) -> Result<B256, Skip> {
-    let b = parse_bytes(s)?;
-    if b.len() != 32 {
+    let hex = strip_0x(s)?;
+    if hex.len() != 64 {
         return Err(Skip::Malformed(format!("'{s}' is not 32 bytes")));
     }
-    Ok(B256::from_slice(&b))
+    let mut out = B256::ZERO;
+    alloy::primitives::hex::decode_to_slice(hex, &mut out.0)
+        .map_err(|_| Skip::Malformed("invalid hex".into()))?;
+    Ok(out)
 }
 
+/// Parses `0x`-prefixed hex bytes. A log's topics, data and hashes are most of what ingest
+/// reads, so this uses alloy's vectorised decoder rather than a digit at a time.
 fn parse_bytes(s: &str) -> Result<Vec<u8>, Skip> {
-    let hex = s
-        .strip_prefix("0x")
-        .ok_or_else(|| Skip::Malformed(format!("bytes '{s}' lack 0x")))?;
+    let hex = strip_0x(s)?;
     if hex.len() % 2 != 0 {
         return Err(Skip::Malformed("odd-length hex".into()));
     }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| Skip::Malformed("invalid hex".into()))
+    alloy::primitives::hex::decode(hex).map_err(|_| Skip::Malformed("invalid hex".into()))
+}
+
+/// The digits after `0x`. alloy's decoder would skip a second `0x`: refused here.
+fn strip_0x(s: &str) -> Result<&str, Skip> {
+    let hex = s
+        .strip_prefix("0x")
+        .ok_or_else(|| Skip::Malformed(format!("bytes '{s}' lack 0x")))?;
+    if hex.starts_with("0x") {
+        return Err(Skip::Malformed("invalid hex".into()));
+    }
+    Ok(hex)
 }
 
 /// An address topic must have 12 zero bytes before the address.
@@ -452,6 +462,24 @@ mod tests {
         );
         assert_eq!(t.value, Uint256::from_u64(100_000));
         assert_eq!(t.meta.block_number, 0x41b582);
+    }
+
+    #[test]
+    fn hex_fields_parse_exactly_and_refuse_what_is_not_hex() {
+        let h = format!("0x{}", "aB".repeat(32));
+        assert_eq!(parse_b256(&h).unwrap(), B256::repeat_byte(0xab));
+        assert_eq!(parse_bytes("0x").unwrap(), Vec::<u8>::new());
+        assert_eq!(parse_bytes("0x00ff10").unwrap(), vec![0, 0xff, 0x10]);
+        for bad in ["00ff", "0x0x00", "0x0", "0xzz", "0x 0"] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+        for bad in [
+            "0x00",
+            &format!("0x{}", "0".repeat(66)),
+            &format!("0x{}g", "0".repeat(63)),
+        ] {
+            assert!(parse_b256(bad).is_err(), "{bad}");
+        }
     }
 
     fn word(n: u64) -> String {
