@@ -128,9 +128,6 @@ async fn build_chain(anvil: &Anvil, n: u64) -> anyhow::Result<(String, u64)> {
 // ---------------------------------------------------------------------------------------------
 // Raw delivery
 
-/// `eth_getLogs` over `[0, head]`, one range after the other, in the ranges the indexer asks
-/// for (its [`RangePlan`]), deserialized by the indexer's RPC client. Returns (logs, seconds,
-/// ranges).
 /// One raw pass: how many logs, how long their delivery took, in how many ranges, and how
 /// long decoding them took (the indexer's own `decode_logs`, timed apart from the delivery).
 struct RawPass {
@@ -140,6 +137,8 @@ struct RawPass {
     decode_seconds: f64,
 }
 
+/// `eth_getLogs` over `[0, head]`, one range after the other, in the ranges the indexer asks
+/// for (its [`RangePlan`]), deserialized by the indexer's RPC client.
 async fn raw_delivery(rpc_url: &str, head: u64) -> anyhow::Result<RawPass> {
     let cfg = chain_config(rpc_url);
     let rpc = Rpc::new(rpc_url, cfg.request_timeout, cfg.retry)?;
@@ -509,7 +508,7 @@ async fn bench() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One raw pass that must deliver all `n` logs: (logs, seconds, ranges).
+/// One raw pass that must deliver all `n` logs.
 async fn raw_pass(rpc_url: &str, head: u64, n: u64) -> anyhow::Result<RawPass> {
     let r = raw_delivery(rpc_url, head).await?;
     if r.logs != n {

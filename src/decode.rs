@@ -259,30 +259,23 @@ pub fn parse_b256(s: &str) -> Result<B256, Skip> {
         return Err(Skip::Malformed(format!("'{s}' is not 32 bytes")));
     }
     let mut out = B256::ZERO;
-    alloy::primitives::hex::decode_to_slice(hex, &mut out.0)
-        .map_err(|_| Skip::Malformed("invalid hex".into()))?;
+    if !crate::types::hex::decode_into(hex, &mut out.0) {
+        return Err(Skip::Malformed("invalid hex".into()));
+    }
     Ok(out)
 }
 
-/// Parses `0x`-prefixed hex bytes. A log's topics, data and hashes are most of what ingest
-/// reads, so this uses alloy's vectorised decoder rather than a digit at a time.
 fn parse_bytes(s: &str) -> Result<Vec<u8>, Skip> {
     let hex = strip_0x(s)?;
     if hex.len() % 2 != 0 {
         return Err(Skip::Malformed("odd-length hex".into()));
     }
-    alloy::primitives::hex::decode(hex).map_err(|_| Skip::Malformed("invalid hex".into()))
+    crate::types::hex::decode(hex).ok_or_else(|| Skip::Malformed("invalid hex".into()))
 }
 
-/// The digits after `0x`. alloy's decoder would skip a second `0x`: refused here.
 fn strip_0x(s: &str) -> Result<&str, Skip> {
-    let hex = s
-        .strip_prefix("0x")
-        .ok_or_else(|| Skip::Malformed(format!("bytes '{s}' lack 0x")))?;
-    if hex.starts_with("0x") {
-        return Err(Skip::Malformed("invalid hex".into()));
-    }
-    Ok(hex)
+    s.strip_prefix("0x")
+        .ok_or_else(|| Skip::Malformed(format!("bytes '{s}' lack 0x")))
 }
 
 /// An address topic must have 12 zero bytes before the address.

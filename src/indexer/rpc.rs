@@ -521,10 +521,8 @@ impl Rpc {
         match r {
             Ok(s) => {
                 let h = s.strip_prefix("0x").unwrap_or(&s);
-                let bytes = (0..h.len() / 2)
-                    .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16))
-                    .collect::<Result<Vec<u8>, _>>()
-                    .map_err(|_| RpcFailure::Transient("eth_call returned bad hex".into()))?;
+                let bytes = crate::types::hex::decode(h)
+                    .ok_or_else(|| RpcFailure::Transient("eth_call returned bad hex".into()))?;
                 Ok(if bytes.is_empty() { None } else { Some(bytes) })
             }
             Err(RpcFailure::Permanent(_)) => Ok(None),

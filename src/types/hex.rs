@@ -44,6 +44,25 @@ pub fn digit(c: u8) -> Option<u8> {
     }
 }
 
+/// Decodes hex digits (no `0x`), in either case; `None` when a character is not a hex digit
+/// or their count is odd. Vectorised (alloy's decoder): a log's topics, hashes and data are
+/// most of what ingest reads.
+pub fn decode(digits: &str) -> Option<Vec<u8>> {
+    // alloy's decoder would skip a leading `0x`: after the caller's own, it is not hex.
+    if digits.starts_with("0x") {
+        return None;
+    }
+    alloy::primitives::hex::decode(digits).ok()
+}
+
+/// Decodes exactly `2 * out.len()` hex digits (no `0x`), in either case, into `out`; false
+/// when they are not that.
+pub fn decode_into(digits: &str, out: &mut [u8]) -> bool {
+    digits.len() == 2 * out.len()
+        && !digits.starts_with("0x")
+        && alloy::primitives::hex::decode_to_slice(digits, out).is_ok()
+}
+
 /// Marks a byte that is not a hex digit in [`VALUES`].
 const NOT_HEX: u8 = 0xff;
 
@@ -67,6 +86,23 @@ const VALUES: [u8; 256] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decodes_hex_exactly() {
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(decode(&lower(&all)), Some(all));
+        assert_eq!(decode("aBcD"), Some(vec![0xab, 0xcd]));
+        assert_eq!(decode(""), Some(vec![]));
+        for bad in ["0x00", "0", "zz", " 0", "0g"] {
+            assert_eq!(decode(bad), None, "{bad}");
+        }
+        let mut out = [0u8; 2];
+        assert!(decode_into("ff01", &mut out));
+        assert_eq!(out, [0xff, 0x01]);
+        for bad in ["ff", "ff0102", "0xff", "fg01"] {
+            assert!(!decode_into(bad, &mut out), "{bad}");
+        }
+    }
 
     #[test]
     fn every_byte_round_trips() {
