@@ -24,10 +24,14 @@
 //!
 //! Each backend is measured in each mode of `TOKENQL_BENCH_MODES` (default `deferred,kept`),
 //! alternated within a run: `deferred` is the default indexer (the transfer tables' address
-//! indexes left out during the backfill and built before the head,
-//! `tokenql::store::backfill_indexes`), `kept` the same with `defer_backfill_indexes` off.
+//! indexes and the kept ERC20 balances left out during the backfill, built and summed before
+//! the head, `tokenql::store::backfill_indexes` and `backfill_balances`), `kept` the same with
+//! `defer_backfill_indexes` off.
 //!
-//! Other knobs: `TOKENQL_BENCH_RUNS` (default 3; each figure is the median of the runs),
+//! Other knobs: `TOKENQL_BENCH_HOLDERS` (default 0: each transfer between two new holders;
+//! `h`: the same `h` transfers over and over, so that every batch moves the same `h` + 1
+//! balances, as a busy token's holders do), `TOKENQL_BENCH_RUNS` (default 3; each figure is the
+//! median of the runs),
 //! `TOKENQL_BENCH_BACKENDS` (comma list of `sqlite,postgres,mysql`), `RUST_LOG` (indexer logs,
 //! default `warn`). See `docs/BENCHMARKS.md` for figures.
 #![allow(clippy::print_stdout)] // the report is this program's output
@@ -115,12 +119,20 @@ impl Mode {
 // ---------------------------------------------------------------------------------------------
 // The chain
 
-/// Deploys TestToken and mines `n` Transfer logs; returns (token, head).
-async fn build_chain(anvil: &Anvil, n: u64) -> anyhow::Result<(String, u64)> {
+/// Deploys TestToken and mines `n` Transfer logs between `holders` wallets (0: `n` + 1, each
+/// transfer moving two balances no other transfer moves; else the same `holders` transfers
+/// over and over, so that every batch moves the same balances); returns (token, head).
+async fn build_chain(anvil: &Anvil, n: u64, holders: u64) -> anyhow::Result<(String, u64)> {
     let token = anvil
         .deploy("TestToken", token_ctor("Bench", "BNCH", 18))
         .await;
-    anvil.emit_transfer_logs(&token, 0, n).await;
+    let per_pass = if holders == 0 { n } else { holders.min(n) };
+    let mut left = n;
+    while left > 0 {
+        let k = per_pass.min(left);
+        anvil.emit_transfer_logs(&token, 0, k).await;
+        left -= k;
+    }
     anvil.mine(FINALIZED_TAIL).await;
     Ok((token, anvil.head().await))
 }
@@ -327,6 +339,12 @@ async fn ingest_once(
         if !missing.is_empty() {
             bail!("at the head, the indexes {missing:?} are still missing");
         }
+        let state = tokenql::entity::chain_state::Entity::find_by_id(Chain::ETH.db_id())
+            .one(&db)
+            .await?;
+        if state.is_some_and(|s| s.balances_pending) {
+            bail!("at the head, the balances are still left out");
+        }
         let stored = tokenql::entity::erc20_transfer::Entity::find()
             .count(&db)
             .await?;
@@ -434,9 +452,14 @@ async fn bench() -> anyhow::Result<()> {
 
     let anvil = Anvil::start(2, &["--no-mining", "--base-fee", "0"]).await;
     let t = Instant::now();
-    let (_token, head) = build_chain(&anvil, n).await?;
+    let holders = env_u64("TOKENQL_BENCH_HOLDERS", 0)?;
+    let (_token, head) = build_chain(&anvil, n, holders).await?;
+    let between = match holders {
+        0 => "each between new holders".to_string(),
+        h => format!("the same {} over and over", h.min(n)),
+    };
     println!(
-        "chain: {n} Transfer logs in blocks 0..={head}, built in {:.1} s; {runs} run(s) per figure, median",
+        "chain: {n} Transfer logs ({between}) in blocks 0..={head}, built in {:.1} s; {runs} run(s) per figure, median",
         t.elapsed().as_secs_f64()
     );
 

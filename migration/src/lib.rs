@@ -32,6 +32,7 @@ mod m20261127_000010_change_feed;
 mod m20261127_000011_streams;
 mod m20261128_000012_binary_columns;
 mod m20261128_000013_feed_compression;
+mod m20261129_000014_balances_pending;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -53,6 +54,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000011_streams::Migration),
             Box::new(m20261128_000012_binary_columns::Migration),
             Box::new(m20261128_000013_feed_compression::Migration),
+            Box::new(m20261129_000014_balances_pending::Migration),
         ]
     }
 }

@@ -14,6 +14,10 @@ pub struct Model {
     /// The stored history is whole although `start_block` is not 0 (an imported sample
     /// declared complete).
     pub history_complete: bool,
+    /// The kept ERC20 balances (`erc20_balances`) are not maintained: a backfill of a fresh
+    /// database left them out, to sum them once when it nears the head
+    /// (`store::erc20_balances::rebuild`).
+    pub balances_pending: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

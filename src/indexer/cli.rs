@@ -64,10 +64,12 @@ pub struct IndexerArgs {
     #[arg(long, env = "TOKENQL_LEADER_LEASE_MS", default_value_t = 5000,
           value_parser = clap::value_parser!(u64).range(250..))]
     pub leader_lease_ms: u64,
-    /// Leave the transfer tables' address indexes and the ERC20 holders index out while
-    /// backfilling finalized blocks into a database that holds no other chain's transfers, and
-    /// build them once before nearing the head (smaller indexes, no upkeep per batch; reads
-    /// during the backfill are slower, and say SYNCING anyway). false: keep them up row by row.
+    /// Leave the transfer tables' address indexes, the ERC20 holders index and (PostgreSQL,
+    /// MySQL) the kept ERC20 balances out while backfilling finalized blocks into a database
+    /// that holds no other chain's transfers, and build them (sum the balances) once before
+    /// nearing the head (smaller indexes, no upkeep per batch; reads during the backfill are
+    /// slower, wallets' balances are summed from their transfers, and every answer says
+    /// SYNCING anyway). false: keep them up row by row.
     #[arg(long, env = "TOKENQL_DEFER_BACKFILL_INDEXES", default_value_t = true, action = clap::ArgAction::Set)]
     pub defer_backfill_indexes: bool,
 }

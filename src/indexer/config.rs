@@ -41,9 +41,10 @@ pub struct ChainConfig {
     pub feed_retention: Option<crate::store::feed::Retention>,
     /// How long a failed history fetch waits before a request may schedule it again.
     pub history_retry_after: Duration,
-    /// Leave the transfer tables' address indexes and the holders index out while backfilling
-    /// finalized blocks into a database that holds no other chain, and build them once before
-    /// nearing the head (`store::backfill_indexes`).
+    /// Leave the transfer tables' address indexes, the holders index and the kept ERC20
+    /// balances out while backfilling finalized blocks into a database that holds no other
+    /// chain, and build them (sum the balances) once before nearing the head
+    /// (`store::backfill_indexes`, `store::backfill_balances`).
     pub defer_backfill_indexes: bool,
 }
 

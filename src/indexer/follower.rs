@@ -18,7 +18,9 @@ use super::shrink::fetch_shrinking;
 use super::{IndexerError, StepError};
 use crate::decode::{self, Erc20Move, NftMove};
 use crate::store::lease::Fence;
-use crate::store::{self, backfill_indexes, rollback, Batch, BlockHeader, Checkpoint};
+use crate::store::{
+    self, backfill_balances, backfill_indexes, rollback, Batch, BlockHeader, Checkpoint,
+};
 use crate::types::Chain;
 
 /// What one step did.
@@ -345,7 +347,8 @@ impl Follower {
         if let Some(d) = self.deferred {
             return Ok(d);
         }
-        let d = !backfill_indexes::missing(&self.db).await?.is_empty();
+        let d = !backfill_indexes::missing(&self.db).await?.is_empty()
+            || backfill_balances::pending(&self.db, self.chain().db_id()).await?;
         self.deferred = Some(d);
         Ok(d)
     }
@@ -356,17 +359,29 @@ impl Follower {
         match plan {
             Indexes::Keep => {}
             Indexes::Defer => {
+                let balances = backfill_balances::defer(&self.db, chain).await?;
                 let dropped = backfill_indexes::defer(&self.db).await?;
                 tracing::info!(
                     %chain,
                     dropped,
-                    "backfill: address and holders indexes left out until near the head"
+                    balances,
+                    "backfill: address and holders indexes (and kept balances) left out until near the head"
                 );
                 self.deferred = Some(true);
             }
             Indexes::Restore => {
                 let started = Instant::now();
-                let built = backfill_indexes::restore(&self.db).await?;
+                let mut built = backfill_indexes::restore_transfer_indexes(&self.db).await?;
+                if let Some(sums) = backfill_balances::rebuild(&self.db, chain).await? {
+                    tracing::info!(
+                        %chain,
+                        transfers = sums.transfers,
+                        pairs = sums.pairs,
+                        seconds = started.elapsed().as_secs_f64(),
+                        "backfill: balances summed"
+                    );
+                }
+                built += backfill_indexes::restore(&self.db).await?;
                 tracing::info!(
                     %chain,
                     built,

@@ -22,7 +22,7 @@ use sea_orm::{
 use super::answer::{keys_of, Answer, Include, Listing};
 use super::cursor::{query_digest, CursorKind};
 use super::nfts::{complete_contracts, spam_contracts};
-use super::status::Needs;
+use super::status::{ChainView, Needs};
 use super::walk::Walk;
 use super::{Edge, Key, KeyPart, Page, QueryError, QueryService};
 use super::{TokenBalance, TokenBalanceQuery};
@@ -69,6 +69,7 @@ impl TokenBalanceQuery {
             none: false,
             up_to: self.to_block.map(|b| b.0),
             as_of: true,
+            kept_balances: false,
         }
     }
 
@@ -153,7 +154,7 @@ impl QueryService {
         // The balances and the state they are judged by, as of one moment.
         let snap = self.snapshot().await?;
         let (view, done) = snap.settle(q.chain, |_| needs.clone()).await?;
-        let records = sum_balances(snap.db(), q, !done.complete).await?;
+        let records = sum_balances(snap.db(), q, &view, !done.complete).await?;
         snap.close().await?;
         let related = self.related(q.chain, keys_of(&records), include).await?;
         Ok(Listing {
@@ -202,7 +203,8 @@ impl QueryService {
                 })
             }
         };
-        let balances = sum_balances(snap.db(), pinned.as_ref().unwrap_or(q), incomplete).await?;
+        let asked = pinned.as_ref().unwrap_or(q);
+        let balances = sum_balances(snap.db(), asked, &view, incomplete).await?;
         snap.close().await?;
         let block = walk.pinned();
         let rows: Vec<TokenBalance> = balances
@@ -227,13 +229,15 @@ impl QueryService {
 }
 
 /// The wallet's balances: from the kept sums when they are the answer (no `to_block`, or no
-/// stored transfer of the wallet after it), else summed from its transfers.
+/// stored transfer of the wallet after it) and kept (not left out by a backfill: `view`),
+/// else summed from its transfers.
 async fn sum_balances(
     db: &impl ConnectionTrait,
     q: &TokenBalanceQuery,
+    view: &ChainView,
     certain_only: bool,
 ) -> Result<Vec<TokenBalance>, QueryError> {
-    if kept_sums_answer(db, q).await? {
+    if !view.balances_pending && kept_sums_answer(db, q).await? {
         kept_balances(db, q, certain_only).await
     } else {
         summed_balances(db, q, certain_only).await

@@ -34,6 +34,9 @@ pub struct ChainView {
     /// The last block the indexer has stored (as of the snapshot it was read in): a complete
     /// answer holds every record up to it. `None`: nothing indexed yet.
     pub indexed_block: Option<u64>,
+    /// The kept ERC20 balances are left out by a backfill (`store::backfill_balances`): an
+    /// answer read from them is not complete.
+    pub balances_pending: bool,
 }
 
 /// The scopes an answer depends on.
@@ -52,6 +55,9 @@ pub struct Needs {
     /// `up_to` is the block the answer is as of (a balance at block N), not the end of a range
     /// of records: a block above the chain's head is refused, not answered.
     pub as_of: bool,
+    /// The answer is read from the kept ERC20 balances (a token's holders): `SYNCING` while a
+    /// backfill has left them out.
+    pub kept_balances: bool,
 }
 
 impl Needs {
@@ -121,6 +127,7 @@ impl QueryService {
                 start_block: None,
                 head: None,
                 indexed_block: None,
+                balances_pending: false,
             });
         };
         let head = match primary_head {
@@ -140,6 +147,7 @@ impl QueryService {
                 .max(s.indexed_block)
                 .and_then(|h| u64::try_from(h).ok()),
             indexed_block: s.indexed_block.and_then(|b| u64::try_from(b).ok()),
+            balances_pending: s.balances_pending,
         })
     }
 
@@ -175,7 +183,10 @@ impl QueryService {
             let last = view.head.map_or(b, |h| b.min(h));
             view.indexed_block.is_some_and(|i| last <= i)
         });
-        let status = if complete && reached && !view.lagging {
+        // Kept balances a backfill left out are not summed yet: not complete, whatever the
+        // scopes (and nothing to schedule: the backfill sums them).
+        let summed = !(needs.kept_balances && view.balances_pending);
+        let status = if complete && reached && summed && !view.lagging {
             SyncStatus::Synced
         } else {
             SyncStatus::Syncing
@@ -230,6 +241,7 @@ mod tests {
             start_block: Some(0),
             head: Some(head),
             indexed_block: Some(indexed),
+            balances_pending: false,
         }
     }
 
@@ -267,5 +279,22 @@ mod tests {
             ..view(0, 0)
         };
         assert_eq!(status(none, up_to(Some(1))), SyncStatus::Syncing);
+    }
+
+    #[test]
+    fn an_answer_from_kept_balances_a_backfill_left_out_is_syncing() {
+        let status = |v: ChainView, n: Needs| QueryService::judge(&v, &n, &[]).0.status;
+        let pending = ChainView {
+            balances_pending: true,
+            ..view(100, 100)
+        };
+        let holders = Needs {
+            kept_balances: true,
+            ..Needs::default()
+        };
+        assert_eq!(status(pending, holders.clone()), SyncStatus::Syncing);
+        assert_eq!(status(view(100, 100), holders), SyncStatus::Synced);
+        // An answer that does not read them is not affected.
+        assert_eq!(status(pending, Needs::default()), SyncStatus::Synced);
     }
 }

@@ -260,6 +260,7 @@ impl QueryService {
         let needs = Needs {
             up_to: q.at_block,
             as_of: q.at_block.is_some(),
+            kept_balances: true,
             ..contract_needs(q.contract)
         };
         // The page, the supply and the state they are judged by, as of one moment.

@@ -111,6 +111,7 @@ impl TransferFilter {
             none: live,
             up_to: self.blocks.to.map(|b| b.0),
             as_of: false,
+            kept_balances: false,
         }
     }
 

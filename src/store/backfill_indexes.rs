@@ -241,8 +241,24 @@ pub async fn defer<C: ConnectionTrait>(db: &C) -> Result<usize, DbErr> {
 /// Builds the deferrable indexes the database lacks, one at a time, logging each. Returns how
 /// many it built.
 pub async fn restore<C: ConnectionTrait>(db: &C) -> Result<usize, DbErr> {
+    restore_where(db, |_| true).await
+}
+
+/// Builds the deferrable indexes of the transfer tables the database lacks (not the holders
+/// index, built after the balances are summed: `super::backfill_balances`). Returns how many
+/// it built.
+pub async fn restore_transfer_indexes<C: ConnectionTrait>(db: &C) -> Result<usize, DbErr> {
+    restore_where(db, |d| d.table != BALANCES).await
+}
+
+/// [`restore`] for the lacking indexes `wanted` accepts.
+async fn restore_where<C: ConnectionTrait>(
+    db: &C,
+    wanted: impl Fn(&Deferrable) -> bool,
+) -> Result<usize, DbErr> {
     let dialect = Dialect::of(db);
-    let lacking = missing(db).await?;
+    let mut lacking = missing(db).await?;
+    lacking.retain(|d| wanted(d));
     for (i, d) in lacking.iter().enumerate() {
         let started = Instant::now();
         tracing::info!(

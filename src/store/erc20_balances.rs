@@ -21,6 +21,7 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect,
 };
 
+use super::backfill_balances;
 use super::bulk::{Rows, Values};
 use super::dialect::{by_address_pairs, Dialect};
 use super::CHUNK;
@@ -29,9 +30,9 @@ use crate::entity::{erc20_balance, erc20_token_total, erc20_transfer};
 use crate::types::{Address, Uint256};
 
 /// (holder, token) pairs per statement on SQLite and MySQL (two parameters each).
-const PAIRS_PER_ROUND: usize = 200;
+pub(super) const PAIRS_PER_ROUND: usize = 200;
 /// (holder, token) pairs per round on PostgreSQL (two arrays, whatever their length).
-const PG_PAIRS_PER_ROUND: usize = 20_000;
+pub(super) const PG_PAIRS_PER_ROUND: usize = 20_000;
 /// Blocks per statement when looking for stored transfers.
 const BLOCKS_PER_ROUND: usize = 500;
 
@@ -84,13 +85,13 @@ type Step = fn(&mut Net, Uint256);
 /// supply and the transfer count.
 #[derive(Debug, Default)]
 pub(crate) struct Deltas {
-    balances: BTreeMap<(Address, Address), (Net, i64)>,
+    pub(super) balances: BTreeMap<(Address, Address), (Net, i64)>,
     totals: BTreeMap<Address, (Net, i64)>,
 }
 
 impl Deltas {
     /// Counts one transfer in (`removed`: out).
-    fn transfer(
+    pub(super) fn transfer(
         &mut self,
         contract: Address,
         from: Address,
@@ -207,7 +208,9 @@ pub(crate) async fn remove_above<C: ConnectionTrait>(
 }
 
 /// Applies `d` to the stored rows. `fork`: the transfers above it are being removed, so a
-/// remaining balance's last block is looked up at or below it.
+/// remaining balance's last block is looked up at or below it. While a backfill has left the
+/// balances out ([`backfill_balances`]), only the totals change: the balances are summed
+/// afresh from the transfers when it ends.
 async fn apply<C: ConnectionTrait>(
     db: &C,
     cid: i64,
@@ -217,6 +220,19 @@ async fn apply<C: ConnectionTrait>(
     if d.is_empty() {
         return Ok(());
     }
+    if !backfill_balances::pending(db, cid).await? {
+        apply_balances(db, cid, d, fork).await?;
+    }
+    apply_totals(db, cid, &d.totals).await
+}
+
+/// Applies the balance changes of `d` (see [`apply`]).
+pub(super) async fn apply_balances<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    d: &Deltas,
+    fork: Option<i64>,
+) -> Result<(), DbErr> {
     let pairs: Vec<(Address, Address)> = d.balances.keys().copied().collect();
     let per_round = if Dialect::of(db).takes_key_arrays() {
         PG_PAIRS_PER_ROUND
@@ -273,12 +289,12 @@ async fn apply<C: ConnectionTrait>(
         inserted.write(db, cid, Write::Insert).await?;
         replaced.write(db, cid, Write::Replace).await?;
     }
-    apply_totals(db, cid, &d.totals).await
+    Ok(())
 }
 
 /// How [`BalanceRows::write`] writes its rows.
 #[derive(Clone, Copy)]
-enum Write {
+pub(super) enum Write {
     /// The pairs are not stored ([`Rows::known_new`]).
     Insert,
     /// The pairs may be stored: their rows are replaced ([`Rows::replacing`]).
@@ -287,7 +303,7 @@ enum Write {
 
 /// Balance rows, column by column, for one statement per round.
 #[derive(Default)]
-struct BalanceRows {
+pub(super) struct BalanceRows {
     owners: Vec<Vec<u8>>,
     tokens: Vec<Vec<u8>>,
     balances: Vec<Vec<u8>>,
@@ -296,7 +312,7 @@ struct BalanceRows {
 }
 
 impl BalanceRows {
-    fn push(&mut self, (owner, token): (Address, Address), net: Net, block: i64) {
+    pub(super) fn push(&mut self, (owner, token): (Address, Address), net: Net, block: i64) {
         self.owners.push(owner.as_bytes().to_vec());
         self.tokens.push(token.as_bytes().to_vec());
         self.balances.push(net.low.to_be_bytes().to_vec());
@@ -305,7 +321,12 @@ impl BalanceRows {
     }
 
     /// Writes the rows: inserts them, or replaces the stored ones of the same (holder, token).
-    async fn write<C: ConnectionTrait>(self, db: &C, cid: i64, how: Write) -> Result<(), DbErr> {
+    pub(super) async fn write<C: ConnectionTrait>(
+        self,
+        db: &C,
+        cid: i64,
+        how: Write,
+    ) -> Result<(), DbErr> {
         use erc20_balance::Column as B;
         let n = self.owners.len();
         let rows = Rows::new(

@@ -31,6 +31,7 @@
 //! | [`replicas`] | — | read-replica routing |
 //! | [`dialect`] | — | the one place SQL differs between SQLite, PostgreSQL and MySQL |
 
+pub mod backfill_balances;
 pub mod backfill_indexes;
 pub mod blocks;
 mod bulk;
@@ -53,6 +54,8 @@ mod rows;
 pub mod scopes;
 pub mod settings;
 pub mod streams;
+#[cfg(test)]
+mod testing;
 pub mod token_meta;
 mod write;
 

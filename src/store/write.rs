@@ -360,6 +360,7 @@ pub async fn set_checkpoint<C: ConnectionTrait>(
         head_block: Some(cp.head_block as i64),
         updated_at: now_ms(),
         history_complete: false,
+        balances_pending: false,
     }
     .into();
     chain_state::Entity::insert(row)
@@ -381,7 +382,7 @@ pub async fn set_checkpoint<C: ConnectionTrait>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use migration::MigratorTrait;
+    use crate::store::testing::{close, sqlite};
 
     /// On SQLite, a writing transaction that reads after [`lock_chain`] (the lease check) and
     /// writes later is not refused when another connection writes meanwhile: the other writer
@@ -437,33 +438,5 @@ mod tests {
             .await
             .expect("task")
             .expect("the other writer, after the commit");
-    }
-
-    /// A migrated SQLite file of its own, with a checkpoint for ETH.
-    async fn sqlite(name: &str) -> (DatabaseConnection, std::path::PathBuf) {
-        let path = std::env::temp_dir().join(format!("tq_{name}_{}.db", std::process::id()));
-        let url = format!("sqlite://{}?mode=rwc", path.display());
-        let db = crate::store::database::connect(&url, 4)
-            .await
-            .expect("open");
-        migration::Migrator::up(&db, None).await.expect("migrate");
-        let cp = Checkpoint {
-            start_block: 0,
-            indexed_block: None,
-            head_block: 1,
-        };
-        set_checkpoint(&db, Chain::ETH, cp)
-            .await
-            .expect("checkpoint");
-        (db, path)
-    }
-
-    async fn close(db: DatabaseConnection, path: &std::path::Path) {
-        db.close().await.expect("close");
-        for suffix in ["", "-wal", "-shm"] {
-            let mut p = path.to_path_buf().into_os_string();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
-        }
     }
 }

@@ -1,15 +1,17 @@
-//! A fresh backfill of finalized blocks leaves the transfer tables' address indexes out and
-//! builds them before it nears the head (`store::backfill_indexes`), on every backend, against
-//! a real anvil chain. The proxy holds the follower's `eth_getLogs` in the finalized tail, so
-//! the state in between is observed, not raced: the indexes are out, answers are exact (and
-//! `SYNCING`); a new indexer started there (a restart, another leader) goes on deferring and
-//! builds them; at the head every index is back, defined as the migrations define it, and
-//! every answer (transfers by wallet and by token, the token's holders in both orders) equals
-//! the chain's logs.
+//! A fresh backfill of finalized blocks leaves the transfer tables' address indexes and (on
+//! PostgreSQL and MySQL) the kept balances out and builds them before it nears the head
+//! (`store::backfill_indexes`, `store::backfill_balances`), on every backend, against a real
+//! anvil chain. The proxy holds the follower's `eth_getLogs` in the finalized tail, so the
+//! state in between is observed, not raced: the indexes are out and no balance is kept,
+//! answers are exact (and `SYNCING`; a wallet's balances are summed from its transfers); a new
+//! indexer started there (a restart, another leader) goes on deferring and builds them; at the
+//! head every index is back, defined as the migrations define it, the balances are summed, and
+//! every answer (transfers by wallet and by token, wallets' balances, the token's holders in
+//! both orders) equals the chain's logs.
 
 use crate::support::anvil;
 use crate::support::common;
-use crate::support::erc20_holders::{check_token, holders_truth};
+use crate::support::erc20_holders::{check_token, holders_truth, HoldersTruth};
 use crate::support::proxy;
 
 use std::collections::BTreeMap;
@@ -17,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use crate::support::indexer::*;
 use anvil::*;
-use common::{Backend, TestApp};
+use common::{text, Backend, TestApp};
 use proxy::{Hold, Proxy};
-use sea_orm::EntityTrait;
+use sea_orm::{EntityTrait, PaginatorTrait};
 use tokenql::store::backfill_indexes::{self, DEFERRABLE};
 
 /// Transfer logs in the backfill, in blocks of [`PER_BLOCK`].
@@ -56,6 +58,44 @@ async fn answers_equal_the_chain(app: &TestApp, token: &str, chain: &Transfers, 
         .rest_transfers(&format!("chain=eth&contract_addresses%5B%5D={token}"), 100)
         .await;
     assert_eq!(all.len() as u64, LOGS, "{when}: the token's transfers");
+}
+
+/// Three wallets' balances of `token` (`GET /{wallet}/erc20`) equal the chain's: summed from
+/// their transfers while the kept balances are left out, read from them after.
+async fn balances_equal_the_chain(app: &TestApp, token: &str, chain: &HoldersTruth, when: &str) {
+    for w in [wallet(1), wallet(LOGS / 2), wallet(LOGS + 1)] {
+        let (status, _, body) = app
+            .get_rest(&format!("/api/v2.2/{w}/erc20?chain=eth"))
+            .await;
+        assert_eq!(status, 200, "{when}: {body}");
+        let got: Vec<(String, String)> = body
+            .as_array()
+            .expect("balances")
+            .iter()
+            .map(|r| {
+                (
+                    text(&r["token_address"]).unwrap_or_default(),
+                    text(&r["balance"]).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, String)> = chain
+            .holders
+            .iter()
+            .filter(|(h, _)| *h == w)
+            .map(|(_, b)| (token.to_lowercase(), b.to_string()))
+            .collect();
+        assert_eq!(got, want, "{when}: balances of {w}");
+    }
+}
+
+/// Whether the chain's kept balances are left out now (`chain_state.balances_pending`).
+async fn balances_pending(app: &TestApp) -> bool {
+    tokenql::entity::chain_state::Entity::find_by_id(1i64)
+        .one(&app.db)
+        .await
+        .expect("chain_state")
+        .is_some_and(|s| s.balances_pending)
 }
 
 /// The deferrable indexes the database lacks now.
@@ -97,6 +137,10 @@ async fn a_fresh_backfill_defers_the_address_indexes_and_builds_them_before_the_
     chain.mine(TAIL).await;
     let truth = chain_erc20(&chain, std::slice::from_ref(&token)).await;
     assert_eq!(truth.len() as u64, LOGS);
+    let moves = truth
+        .values()
+        .map(|(c, f, t, v)| (c.as_str(), f.as_str(), t.as_str(), v.as_str()));
+    let holders = holders_truth(moves, &token.to_lowercase());
 
     let app = common::spawn(backend).await;
     assert_eq!(missing(&app).await, [], "{backend:?}: a migrated database");
@@ -120,6 +164,23 @@ async fn a_fresh_backfill_defers_the_address_indexes_and_builds_them_before_the_
         "{backend:?}: during the backfill the address indexes are left out"
     );
     answers_equal_the_chain(&app, &token, &truth, "during the backfill").await;
+    // Left out on PostgreSQL and MySQL; SQLite keeps them (`store::backfill_balances::defer`).
+    let left_out = backend != Backend::Sqlite;
+    assert_eq!(
+        balances_pending(&app).await,
+        left_out,
+        "{backend:?}: during the backfill the kept balances are left out"
+    );
+    let kept = tokenql::entity::erc20_balance::Entity::find()
+        .count(&app.db)
+        .await
+        .expect("balances");
+    assert_eq!(
+        kept == 0,
+        left_out,
+        "{backend:?}: {kept} balances kept during the backfill"
+    );
+    balances_equal_the_chain(&app, &token, &holders, "during the backfill").await;
     let (_, _, body) = app
         .get_rest(&format!(
             "/api/v2/erc20/transfers?chain=eth&wallet_addresses%5B%5D={}",
@@ -144,10 +205,11 @@ async fn a_fresh_backfill_defers_the_address_indexes_and_builds_them_before_the_
         "{backend:?}: the rebuilt indexes are the migrations' own"
     );
     answers_equal_the_chain(&app, &token, &truth, "at the head").await;
-    let moves = truth
-        .values()
-        .map(|(c, f, t, v)| (c.as_str(), f.as_str(), t.as_str(), v.as_str()));
-    let holders = holders_truth(moves, &token.to_lowercase());
+    assert!(
+        !balances_pending(&app).await,
+        "{backend:?}: at the head the balances are summed"
+    );
+    balances_equal_the_chain(&app, &token, &holders, "at the head").await;
     check_token(&app, &token, &holders, Some(18), 100, "at the head").await;
 
     ix.stop().await.expect("the indexer ends cleanly");

@@ -1,0 +1,327 @@
+//! The kept ERC20 balances a backfill of a fresh database leaves out and sums once at the end.
+//!
+//! Kept batch by batch, the balances are about half of the database's work per stored
+//! transfer during a backfill: each batch reads the stored balance of every (holder, token)
+//! pair it moves and writes the pair's row again, and a busy holder's row is rewritten by
+//! nearly every batch (`docs/BENCHMARKS.md`). A backfill of finalized blocks into a database
+//! that holds nothing else ([`super::backfill_indexes`]) has no reader that needs them yet, so
+//! the follower leaves them out with the indexes ([`defer`]; on PostgreSQL and MySQL, see there
+//! why not on SQLite), and before it writes a block within reach of a reorg it sums every
+//! balance from the stored transfers in one pass ([`rebuild`]).
+//!
+//! The state is `chain_state.balances_pending`, read in the transaction that would change the
+//! balances: while it is set no writer touches them (the live follower, a history fetch, a
+//! rollback — the per-token totals are still kept), and [`rebuild`] clears it in the
+//! transaction that writes the sums. So it survives a crash and a change of leader, and a
+//! rebuild interrupted leaves it set, to be done again from the start. Readers read it in the
+//! snapshot of their answer: a wallet's balances are summed from its transfers meanwhile
+//! (exact), and a token's holders say `SYNCING`.
+
+use std::time::Instant;
+
+use futures_util::TryStreamExt;
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, StreamTrait, TransactionTrait,
+};
+
+use super::dialect::Dialect;
+use super::erc20_balances::{
+    apply_balances, BalanceRows, Deltas, Write, PAIRS_PER_ROUND, PG_PAIRS_PER_ROUND,
+};
+use super::write::lock_chain;
+use crate::entity::{chain_state, erc20_balance, erc20_transfer};
+use crate::types::{Address, Chain, Uint256};
+
+/// (holder, token) pairs [`rebuild`] sums in memory before it writes them (~150 bytes each).
+const PAIRS_IN_MEMORY: usize = 2_000_000;
+
+/// Whether the chain's kept balances are left out now (no row for the chain: no).
+pub async fn pending<C: ConnectionTrait>(db: &C, cid: i64) -> Result<bool, DbErr> {
+    let flag: Option<bool> = chain_state::Entity::find_by_id(cid)
+        .select_only()
+        .column(chain_state::Column::BalancesPending)
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(flag.unwrap_or(false))
+}
+
+/// Leaves the chain's kept balances out from now on, until [`rebuild`], on PostgreSQL and
+/// MySQL; returns whether it did. A chain without a checkpoint row keeps them.
+///
+/// SQLite keeps them: there a batch's balances cost no round trips (the database is in the
+/// process), while reading the transfers back costs ~5 µs a row through the driver's worker
+/// thread, so summing them once made a backfill of 1M transfers 1.1–1.4× slower
+/// (`docs/BENCHMARKS.md`).
+pub async fn defer<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<bool, DbErr> {
+    if Dialect::of(db) == Dialect::Sqlite {
+        return Ok(false);
+    }
+    set_pending(db, chain.db_id(), true).await?;
+    Ok(true)
+}
+
+/// Sets or clears [`pending`].
+async fn set_pending<C: ConnectionTrait>(db: &C, cid: i64, left_out: bool) -> Result<(), DbErr> {
+    chain_state::Entity::update_many()
+        .col_expr(
+            chain_state::Column::BalancesPending,
+            sea_orm::sea_query::Expr::value(left_out),
+        )
+        .filter(chain_state::Column::ChainId.eq(cid))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// What a [`rebuild`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rebuilt {
+    /// Transfers summed.
+    pub transfers: u64,
+    /// (holder, token) pairs summed (those that sum to zero have no row).
+    pub pairs: u64,
+}
+
+/// Sums every kept balance of the chain afresh from its stored transfers and clears
+/// [`pending`], in one transaction under the chain's lock; `None` when they were not left out.
+///
+/// The transfers are read once, in the order of their primary key (a sequential read on every
+/// backend, no address index needed), and summed in memory; at [`PAIRS_IN_MEMORY`] pairs the
+/// sums are written (added to those written before) and the read goes on after the last
+/// transfer summed.
+pub async fn rebuild(db: &DatabaseConnection, chain: Chain) -> Result<Option<Rebuilt>, DbErr> {
+    rebuild_in_rounds(db, chain, PAIRS_IN_MEMORY).await
+}
+
+/// [`rebuild`], writing the sums every `pairs` pairs.
+async fn rebuild_in_rounds(
+    db: &DatabaseConnection,
+    chain: Chain,
+    pairs: usize,
+) -> Result<Option<Rebuilt>, DbErr> {
+    let cid = chain.db_id();
+    let txn = db.begin().await?;
+    lock_chain(&txn, chain).await?;
+    if !pending(&txn, cid).await? {
+        txn.commit().await?;
+        return Ok(None);
+    }
+    erc20_balance::Entity::delete_many()
+        .filter(erc20_balance::Column::ChainId.eq(cid))
+        .exec(&txn)
+        .await?;
+    let mut done = Rebuilt::default();
+    let mut after: Option<(i64, i32)> = None;
+    let mut first = true;
+    let started = Instant::now();
+    loop {
+        let (sums, read, last) = sum_from(&txn, cid, after, pairs).await?;
+        done.transfers += read;
+        done.pairs += sums.balances.len() as u64;
+        write_sums(&txn, cid, &sums, first).await?;
+        first = false;
+        tracing::info!(
+            %chain,
+            transfers = done.transfers,
+            pairs = done.pairs,
+            seconds = started.elapsed().as_secs_f64(),
+            "backfill: summing the balances"
+        );
+        match last {
+            Some(position) => after = Some(position),
+            None => break,
+        }
+    }
+    set_pending(&txn, cid, false).await?;
+    txn.commit().await?;
+    Ok(Some(done))
+}
+
+/// Sums the chain's transfers after `after` (block, log index), in key order, until `pairs`
+/// pairs are summed. Returns the sums, how many transfers were read, and
+/// the last one summed when the read stopped early (`None`: it reached the end).
+async fn sum_from<C: ConnectionTrait + StreamTrait>(
+    db: &C,
+    cid: i64,
+    after: Option<(i64, i32)>,
+    pairs: usize,
+) -> Result<(Deltas, u64, Option<(i64, i32)>), DbErr> {
+    use erc20_transfer::Column as T;
+    let mut find = erc20_transfer::Entity::find()
+        .select_only()
+        .column(T::ContractAddress)
+        .column(T::FromAddress)
+        .column(T::ToAddress)
+        .column(T::Value)
+        .column(T::BlockNumber)
+        .column(T::LogIndex)
+        .filter(T::ChainId.eq(cid));
+    if let Some((block, log)) = after {
+        find = find.filter(T::BlockNumber.gte(block)).filter(
+            Condition::any()
+                .add(T::BlockNumber.gt(block))
+                .add(T::LogIndex.gt(log)),
+        );
+    }
+    let mut rows = find
+        .order_by_asc(T::BlockNumber)
+        .order_by_asc(T::LogIndex)
+        .into_tuple::<(Address, Address, Address, Uint256, i64, i32)>()
+        .stream(db)
+        .await?;
+    let mut d = Deltas::default();
+    let mut read = 0;
+    while let Some(row) = rows.try_next().await? {
+        let (token, from, to, value, block, log) = row;
+        d.transfer(token, from, to, value, block, false);
+        read += 1;
+        if d.balances.len() >= pairs {
+            return Ok((d, read, Some((block, log))));
+        }
+    }
+    Ok((d, read, None))
+}
+
+/// Writes the sums of `d`: inserted when `fresh` (the chain's balances were just deleted),
+/// else added to the stored ones.
+async fn write_sums<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    d: &Deltas,
+    fresh: bool,
+) -> Result<(), DbErr> {
+    if !fresh {
+        return apply_balances(db, cid, d, None).await;
+    }
+    let per_round = if Dialect::of(db).takes_key_arrays() {
+        PG_PAIRS_PER_ROUND
+    } else {
+        PAIRS_PER_ROUND
+    };
+    let sums: Vec<_> = d.balances.iter().filter(|(_, s)| !s.0.is_zero()).collect();
+    for round in sums.chunks(per_round) {
+        let mut rows = BalanceRows::default();
+        for (key, (net, block)) in round {
+            rows.push(**key, *net, *block);
+        }
+        rows.write(db, cid, Write::Insert).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::{Erc20Move, EventMeta};
+    use crate::store::testing::{close, sqlite};
+    use crate::store::{write_batch, Batch, BlockHeader};
+    use alloy::primitives::B256;
+
+    fn a(n: u64) -> Address {
+        Address::parse(&format!("0x{n:040x}")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Block `block`'s batch: `n` transfers of two tokens between a few holders (each moves
+    /// several pairs, some to zero), minted from the zero address now and then.
+    fn batch(block: u64, n: u64) -> Batch {
+        let hash = B256::with_last_byte(block as u8);
+        let erc20 = (0..n)
+            .map(|i| {
+                let k = block * 31 + i * 7;
+                Erc20Move {
+                    meta: EventMeta {
+                        contract: a(0xc0 + k % 2),
+                        block_number: block,
+                        block_hash: hash,
+                        transaction_hash: hash,
+                        transaction_index: 0,
+                        log_index: i as u32,
+                    },
+                    from: if k % 5 == 0 {
+                        Address::ZERO
+                    } else {
+                        a(k % 6 + 1)
+                    },
+                    to: a((k + 3) % 6 + 1),
+                    value: Uint256::from_u64(k % 4 + 1),
+                }
+            })
+            .collect();
+        Batch {
+            blocks: vec![BlockHeader {
+                number: block,
+                hash,
+                parent_hash: None,
+                timestamp: block,
+            }],
+            erc20,
+            ..Batch::default()
+        }
+    }
+
+    async fn balances(db: &DatabaseConnection) -> Vec<erc20_balance::Model> {
+        let mut rows = erc20_balance::Entity::find()
+            .all(db)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        rows.sort_by_key(|r| (r.owner_address, r.contract_address));
+        rows
+    }
+
+    /// Balances summed afresh (in several rounds of a few pairs) equal those kept batch by
+    /// batch; while they are left out, a batch moves none of them; the rebuild clears the flag
+    /// and a second one does nothing.
+    #[tokio::test]
+    async fn summed_afresh_the_balances_equal_those_kept_batch_by_batch() {
+        let (db, path) = sqlite("rebuild").await;
+        for block in 1..=4 {
+            write_batch(&db, Chain::ETH, &batch(block, 9))
+                .await
+                .expect("write");
+        }
+        let kept = balances(&db).await;
+        assert!(kept.len() > 4, "the batches move several pairs: {kept:?}");
+
+        assert!(
+            !defer(&db, Chain::ETH).await.expect("defer"),
+            "SQLite keeps them"
+        );
+        assert!(!pending(&db, Chain::ETH.db_id()).await.expect("read"));
+        // Left out as on PostgreSQL and MySQL: the rebuild works the same on every backend.
+        set_pending(&db, Chain::ETH.db_id(), true)
+            .await
+            .expect("flag");
+        assert!(pending(&db, Chain::ETH.db_id()).await.expect("read"));
+        write_batch(&db, Chain::ETH, &batch(5, 9))
+            .await
+            .expect("write");
+        assert_eq!(balances(&db).await, kept, "left out: no balance moves");
+        for block in 1..=5 {
+            write_batch(&db, Chain::ETH, &batch(block, 9))
+                .await
+                .expect("rewrite");
+        }
+
+        let done = rebuild_in_rounds(&db, Chain::ETH, 3)
+            .await
+            .expect("rebuild");
+        assert_eq!(done.map(|d| d.transfers), Some(45));
+        assert!(!pending(&db, Chain::ETH.db_id()).await.expect("read"));
+        let rebuilt = balances(&db).await;
+        assert_ne!(rebuilt, kept, "block 5 counts now");
+
+        // The same five blocks kept batch by batch in a database of their own.
+        let (db2, path2) = sqlite("rebuild_kept").await;
+        for block in 1..=5 {
+            write_batch(&db2, Chain::ETH, &batch(block, 9))
+                .await
+                .expect("write");
+        }
+        assert_eq!(rebuilt, balances(&db2).await);
+        assert_eq!(rebuild(&db, Chain::ETH).await.expect("again"), None);
+        close(db, &path).await;
+        close(db2, &path2).await;
+    }
+}
