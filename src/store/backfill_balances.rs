@@ -26,6 +26,7 @@ use sea_orm::{
 };
 
 use super::dialect::Dialect;
+pub use super::erc20_balances::left_out as pending;
 use super::erc20_balances::{
     apply_balances, BalanceRows, Deltas, Write, PAIRS_PER_ROUND, PG_PAIRS_PER_ROUND,
 };
@@ -35,17 +36,6 @@ use crate::types::{Address, Chain, Uint256};
 
 /// (holder, token) pairs [`rebuild`] sums in memory before it writes them (~150 bytes each).
 const PAIRS_IN_MEMORY: usize = 2_000_000;
-
-/// Whether the chain's kept balances are left out now (no row for the chain: no).
-pub async fn pending<C: ConnectionTrait>(db: &C, cid: i64) -> Result<bool, DbErr> {
-    let flag: Option<bool> = chain_state::Entity::find_by_id(cid)
-        .select_only()
-        .column(chain_state::Column::BalancesPending)
-        .into_tuple()
-        .one(db)
-        .await?;
-    Ok(flag.unwrap_or(false))
-}
 
 /// Leaves the chain's kept balances out from now on, until [`rebuild`], on PostgreSQL and
 /// MySQL; returns whether it did. A chain without a checkpoint row keeps them.

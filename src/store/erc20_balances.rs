@@ -1,6 +1,7 @@
 //! Derived ERC20 state: each holder's balance of each token (`erc20_balances`) and each token's
 //! net supply and transfer count (`erc20_token_totals`), kept in the transaction that stores
-//! or removes the transfers they sum.
+//! or removes the transfers they sum (the balances, except while a fresh backfill on
+//! PostgreSQL or MySQL has left them out: [`left_out`], `super::backfill_balances`).
 //!
 //! A balance is the exact sum of the holder's stored transfers of the token, received minus
 //! sent, written as `wraps * 2^256 + balance` ([`Net`]): `wraps` is 0 for every real balance,
@@ -21,12 +22,11 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect,
 };
 
-use super::backfill_balances;
 use super::bulk::{Rows, Values};
 use super::dialect::{by_address_pairs, Dialect};
 use super::CHUNK;
 use crate::decode::Erc20Move;
-use crate::entity::{erc20_balance, erc20_token_total, erc20_transfer};
+use crate::entity::{chain_state, erc20_balance, erc20_token_total, erc20_transfer};
 use crate::types::{Address, Uint256};
 
 /// (holder, token) pairs per statement on SQLite and MySQL (two parameters each).
@@ -209,7 +209,7 @@ pub(crate) async fn remove_above<C: ConnectionTrait>(
 
 /// Applies `d` to the stored rows. `fork`: the transfers above it are being removed, so a
 /// remaining balance's last block is looked up at or below it. While a backfill has left the
-/// balances out ([`backfill_balances`]), only the totals change: the balances are summed
+/// balances out ([`left_out`]), only the totals change: the balances are summed
 /// afresh from the transfers when it ends.
 async fn apply<C: ConnectionTrait>(
     db: &C,
@@ -220,7 +220,7 @@ async fn apply<C: ConnectionTrait>(
     if d.is_empty() {
         return Ok(());
     }
-    if !backfill_balances::pending(db, cid).await? {
+    if !left_out(db, cid).await? {
         apply_balances(db, cid, d, fork).await?;
     }
     apply_totals(db, cid, &d.totals).await
@@ -290,6 +290,18 @@ pub(super) async fn apply_balances<C: ConnectionTrait>(
         replaced.write(db, cid, Write::Replace).await?;
     }
     Ok(())
+}
+
+/// Whether a backfill has left the chain's balances out (`chain_state.balances_pending`; no
+/// row for the chain: no), to sum them at its end (`super::backfill_balances`).
+pub async fn left_out<C: ConnectionTrait>(db: &C, cid: i64) -> Result<bool, DbErr> {
+    let flag: Option<bool> = chain_state::Entity::find_by_id(cid)
+        .select_only()
+        .column(chain_state::Column::BalancesPending)
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(flag.unwrap_or(false))
 }
 
 /// How [`BalanceRows::write`] writes its rows.
