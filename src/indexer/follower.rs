@@ -371,8 +371,9 @@ impl Follower {
             }
             Indexes::Restore => {
                 let started = Instant::now();
-                let mut built = backfill_indexes::restore_transfer_indexes(&self.db).await?;
-                if let Some(sums) = backfill_balances::rebuild(&self.db, chain).await? {
+                let (mut built, sums) =
+                    backfill_balances::rebuild_beside_indexes(&self.db, chain).await?;
+                if let Some(sums) = sums {
                     tracing::info!(
                         %chain,
                         transfers = sums.transfers,

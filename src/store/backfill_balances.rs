@@ -17,7 +17,7 @@
 //! snapshot of their answer: a wallet's balances are summed from its transfers meanwhile
 //! (exact), and a token's holders say `SYNCING`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::TryStreamExt;
 use sea_orm::{
@@ -25,6 +25,7 @@ use sea_orm::{
     QueryOrder, QuerySelect, StreamTrait, TransactionTrait,
 };
 
+use super::backfill_indexes;
 use super::dialect::Dialect;
 pub use super::erc20_balances::left_out as pending;
 use super::erc20_balances::{
@@ -74,6 +75,32 @@ pub struct Rebuilt {
     pub pairs: u64,
 }
 
+/// Builds the transfer tables' lacking indexes
+/// ([`backfill_indexes::restore_transfer_indexes`]) and [`rebuild`]s the chain's balances;
+/// returns how many indexes it built and what the rebuild did.
+///
+/// When the balances were left out (PostgreSQL and MySQL), the two run side by side, on two of
+/// the pool's connections. They touch different things: the sums read the transfers in
+/// primary-key order and write only `erc20_balances`, the index builds read the same table and
+/// write only its new indexes. So a restore that kept one core of the server busy keeps two
+/// (`docs/BENCHMARKS.md`). On MySQL an index build's last step waits for the sums' transaction
+/// to end (it reads the table); neither waits for the other otherwise. Else (SQLite, or nothing
+/// left out, or a pool of one connection) the two run one after the other.
+pub async fn rebuild_beside_indexes(
+    db: &DatabaseConnection,
+    chain: Chain,
+) -> Result<(usize, Option<Rebuilt>), DbErr> {
+    let side_by_side = Dialect::of(db).locks_rows() && super::database::max_connections(db) >= 2;
+    if side_by_side && pending(db, chain.db_id()).await? {
+        return tokio::try_join!(
+            backfill_indexes::restore_transfer_indexes(db),
+            rebuild(db, chain)
+        );
+    }
+    let built = backfill_indexes::restore_transfer_indexes(db).await?;
+    Ok((built, rebuild(db, chain).await?))
+}
+
 /// Sums every kept balance of the chain afresh from its stored transfers and clears
 /// [`pending`], in one transaction under the chain's lock; `None` when they were not left out.
 ///
@@ -106,17 +133,21 @@ async fn rebuild_in_rounds(
     let mut after: Option<(i64, i32)> = None;
     let mut first = true;
     let started = Instant::now();
+    let mut writing = Duration::ZERO;
     loop {
         let (sums, read, last) = sum_from(&txn, cid, after, pairs).await?;
         done.transfers += read;
         done.pairs += sums.balances.len() as u64;
+        let write_started = Instant::now();
         write_sums(&txn, cid, &sums, first).await?;
+        writing += write_started.elapsed();
         first = false;
         tracing::info!(
             %chain,
             transfers = done.transfers,
             pairs = done.pairs,
             seconds = started.elapsed().as_secs_f64(),
+            writing_seconds = writing.as_secs_f64(),
             "backfill: summing the balances"
         );
         match last {

@@ -60,6 +60,26 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
     Database::connect(opts).await
 }
 
+/// The most connections `db`'s pool opens (1 for a connection that is not a pool).
+pub fn max_connections(db: &DatabaseConnection) -> u32 {
+    use sea_orm::DatabaseConnectionType as Type;
+    match &db.inner {
+        Type::SqlxSqlitePoolConnection(_) => db
+            .get_sqlite_connection_pool()
+            .options()
+            .get_max_connections(),
+        Type::SqlxPostgresPoolConnection(_) => db
+            .get_postgres_connection_pool()
+            .options()
+            .get_max_connections(),
+        Type::SqlxMySqlPoolConnection(_) => db
+            .get_mysql_connection_pool()
+            .options()
+            .get_max_connections(),
+        _ => 1,
+    }
+}
+
 /// A PostgreSQL pool (a read replica's) that opens no connection until the first statement,
 /// so a server that is down now is not an error yet; a connection that cannot be had within
 /// two seconds fails the statement rather than holding the request.
