@@ -20,6 +20,7 @@
 use std::time::{Duration, Instant};
 
 use futures_util::TryStreamExt;
+use sea_orm::sqlx::postgres::{PgPool, PgPoolCopyExt};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
     QueryOrder, QuerySelect, StreamTrait, TransactionTrait,
@@ -31,9 +32,13 @@ pub use super::erc20_balances::left_out as pending;
 use super::erc20_balances::{
     apply_balances, BalanceRows, Deltas, Write, PAIRS_PER_ROUND, PG_PAIRS_PER_ROUND,
 };
+use super::pg_copy::{self, CopyReader, CopyWriter};
 use super::write::lock_chain;
 use crate::entity::{chain_state, erc20_balance, erc20_transfer};
 use crate::types::{Address, Chain, Uint256};
+
+/// Bytes of rows [`rebuild_by_copy`] sends to the server at a time.
+const COPY_CHUNK: usize = 1 << 20;
 
 /// (holder, token) pairs [`rebuild`] sums in memory before it writes them (~150 bytes each).
 const PAIRS_IN_MEMORY: usize = 2_000_000;
@@ -108,8 +113,168 @@ pub async fn rebuild_beside_indexes(
 /// backend, no address index needed), and summed in memory; at [`PAIRS_IN_MEMORY`] pairs the
 /// sums are written (added to those written before) and the read goes on after the last
 /// transfer summed.
+///
+/// On PostgreSQL (with a pool of three connections or more) the transfers are read and the
+/// first round's sums written by binary `COPY` on connections of their own ([`rebuild_by_copy`]).
 pub async fn rebuild(db: &DatabaseConnection, chain: Chain) -> Result<Option<Rebuilt>, DbErr> {
+    if Dialect::of(db) == Dialect::Postgres && super::database::max_connections(db) >= 3 {
+        return rebuild_by_copy(db, chain, PAIRS_IN_MEMORY).await;
+    }
     rebuild_in_rounds(db, chain, PAIRS_IN_MEMORY).await
+}
+
+/// [`rebuild`] on PostgreSQL, streaming with binary `COPY`, which spares the server a statement
+/// and an array per 20,000 rows and the client a decoded row object per transfer
+/// (`docs/BENCHMARKS.md`).
+///
+/// The sums of an interrupted rebuild are deleted first, in a transaction of their own. Then,
+/// under the chain's lock (no writer adds or removes this chain's transfers meanwhile), the
+/// transfers are read with one `COPY ... TO STDOUT` on a second connection, in any order (a
+/// sum does not depend on it), and the first round of sums is written with one
+/// `COPY ... FROM STDIN` on a third, committed on its own; later rounds (beyond `pairs` pairs)
+/// are added to it in the lock's transaction, which clears [`pending`] last. Until then no
+/// reader takes the table for the truth (the flag is set), and a crash before it leaves the
+/// flag set: the next rebuild deletes what was written and starts again.
+async fn rebuild_by_copy(
+    db: &DatabaseConnection,
+    chain: Chain,
+    pairs: usize,
+) -> Result<Option<Rebuilt>, DbErr> {
+    let cid = chain.db_id();
+    let txn = db.begin().await?;
+    lock_chain(&txn, chain).await?;
+    if !pending(&txn, cid).await? {
+        txn.commit().await?;
+        return Ok(None);
+    }
+    // Committed before the COPY, which would otherwise wait on the deleted rows' locks.
+    erc20_balance::Entity::delete_many()
+        .filter(erc20_balance::Column::ChainId.eq(cid))
+        .exec(&txn)
+        .await?;
+    txn.commit().await?;
+
+    let txn = db.begin().await?;
+    lock_chain(&txn, chain).await?;
+    if !pending(&txn, cid).await? {
+        txn.commit().await?;
+        return Ok(None);
+    }
+    let pool = db.get_postgres_connection_pool();
+    let sql = format!(
+        "COPY (SELECT contract_address, from_address, to_address, value, block_number \
+         FROM erc20_transfers WHERE chain_id = {cid}) TO STDOUT (FORMAT binary)"
+    );
+    let mut stream = PgPoolCopyExt::copy_out_raw(pool, &sql)
+        .await
+        .map_err(pg_copy::error)?;
+    let started = Instant::now();
+    let mut writing = Duration::ZERO;
+    let mut reader = CopyReader::default();
+    let mut d = Deltas::default();
+    let mut done = Rebuilt::default();
+    let mut first = true;
+    while let Some(chunk) = stream.try_next().await.map_err(pg_copy::error)? {
+        reader.push(&chunk);
+        while let Some(row) = reader.next_row()? {
+            sum_row(&mut d, &row)?;
+            done.transfers += 1;
+        }
+        if d.balances.len() >= pairs {
+            let write_started = Instant::now();
+            done.pairs += d.balances.len() as u64;
+            write_round(&txn, pool, cid, &std::mem::take(&mut d), first).await?;
+            writing += write_started.elapsed();
+            first = false;
+        }
+    }
+    if !reader.ended() {
+        return Err(DbErr::Custom(
+            "binary COPY of the transfers ended early".into(),
+        ));
+    }
+    let write_started = Instant::now();
+    done.pairs += d.balances.len() as u64;
+    write_round(&txn, pool, cid, &d, first).await?;
+    writing += write_started.elapsed();
+    tracing::info!(
+        %chain,
+        transfers = done.transfers,
+        pairs = done.pairs,
+        seconds = started.elapsed().as_secs_f64(),
+        writing_seconds = writing.as_secs_f64(),
+        "backfill: summing the balances"
+    );
+    set_pending(&txn, cid, false).await?;
+    txn.commit().await?;
+    Ok(Some(done))
+}
+
+/// Counts one transfer read by [`rebuild_by_copy`]: (token, from, to, value, block).
+fn sum_row(d: &mut Deltas, row: &[Option<&[u8]>]) -> Result<(), DbErr> {
+    let [token, from, to, value, block] = row else {
+        return Err(DbErr::Custom(format!(
+            "binary COPY: a transfer of {} fields",
+            row.len()
+        )));
+    };
+    let address = |f: Option<&[u8]>, name: &str| -> Result<Address, DbErr> {
+        let b: [u8; 20] = pg_copy::field(f, name)?
+            .try_into()
+            .map_err(|_| DbErr::Custom(format!("binary COPY: {name} is not 20 bytes")))?;
+        Ok(Address::from_bytes(b))
+    };
+    let value = Uint256::from_be_slice(pg_copy::field(*value, "value")?)
+        .ok_or_else(|| DbErr::Custom("binary COPY: value is not 1 to 32 bytes".into()))?;
+    d.transfer(
+        address(*token, "contract_address")?,
+        address(*from, "from_address")?,
+        address(*to, "to_address")?,
+        value,
+        pg_copy::int8(*block, "block_number")?,
+        false,
+    );
+    Ok(())
+}
+
+/// Writes a round of [`rebuild_by_copy`]'s sums: the first with `COPY ... FROM STDIN` on a
+/// connection of its own, in key order, committed; the next added to the stored ones in `txn`.
+async fn write_round<C: ConnectionTrait>(
+    txn: &C,
+    pool: &PgPool,
+    cid: i64,
+    d: &Deltas,
+    first: bool,
+) -> Result<(), DbErr> {
+    if !first {
+        return apply_balances(txn, cid, d, None).await;
+    }
+    let mut copy = PgPoolCopyExt::copy_in_raw(
+        pool,
+        "COPY erc20_balances (chain_id, owner_address, contract_address, balance, wraps, \
+         block_number) FROM STDIN (FORMAT binary)",
+    )
+    .await
+    .map_err(pg_copy::error)?;
+    let mut w = CopyWriter::default();
+    for ((owner, token), (net, block)) in &d.balances {
+        if net.is_zero() {
+            continue;
+        }
+        w.row(6)
+            .int8(cid)
+            .bytes(owner.as_bytes())
+            .bytes(token.as_bytes())
+            .bytes(&net.low.to_be_bytes())
+            .int8(net.wraps)
+            .int8(*block);
+        if w.len() >= COPY_CHUNK {
+            copy.send(w.take()).await.map_err(pg_copy::error)?;
+        }
+    }
+    copy.send(w.finish()).await.map_err(pg_copy::error)?;
+    copy.finish().await.map_err(pg_copy::error)?;
+    Ok(())
 }
 
 /// [`rebuild`], writing the sums every `pairs` pairs.
@@ -344,5 +509,56 @@ mod tests {
         assert_eq!(rebuild(&db, Chain::ETH).await.expect("again"), None);
         close(db, &path).await;
         close(db2, &path2).await;
+    }
+
+    mod postgres {
+        use super::*;
+        use crate::store::testing::{drop_postgres, postgres};
+
+        /// On PostgreSQL, balances summed by binary `COPY` (several rounds of a few pairs: the
+        /// first copied in, the next added to it) equal those kept batch by batch, also after
+        /// an interrupted rebuild left rows behind.
+        #[tokio::test]
+        async fn summed_by_copy_the_balances_equal_those_kept_batch_by_batch() {
+            let (db, name) = postgres("rebuild_copy").await;
+            for block in 1..=5 {
+                write_batch(&db, Chain::ETH, &batch(block, 9))
+                    .await
+                    .expect("write");
+            }
+            let kept = balances(&db).await;
+            assert!(kept.len() > 4, "the batches move several pairs: {kept:?}");
+            assert!(defer(&db, Chain::ETH).await.expect("defer"));
+            write_batch(&db, Chain::ETH, &batch(6, 9))
+                .await
+                .expect("write");
+            assert_eq!(balances(&db).await, kept, "left out: no balance moves");
+
+            // Rows of an interrupted rebuild (the flag still set) are deleted first.
+            let done = rebuild_by_copy(&db, Chain::ETH, 3).await.expect("rebuild");
+            assert_eq!(done.map(|d| d.transfers), Some(54));
+            let rebuilt = balances(&db).await;
+            assert_ne!(rebuilt, kept, "block 6 counts now");
+            set_pending(&db, Chain::ETH.db_id(), true)
+                .await
+                .expect("flag");
+            rebuild_by_copy(&db, Chain::ETH, 1_000)
+                .await
+                .expect("rebuild again");
+            assert_eq!(balances(&db).await, rebuilt, "one round or several");
+
+            // The same six blocks kept batch by batch.
+            let (db2, path2) = sqlite("rebuild_copy_kept").await;
+            for block in 1..=6 {
+                write_batch(&db2, Chain::ETH, &batch(block, 9))
+                    .await
+                    .expect("write");
+            }
+            assert_eq!(rebuilt, balances(&db2).await);
+            assert!(!pending(&db, Chain::ETH.db_id()).await.expect("read"));
+            assert_eq!(rebuild(&db, Chain::ETH).await.expect("again"), None);
+            drop_postgres(db, &name).await;
+            close(db2, &path2).await;
+        }
     }
 }

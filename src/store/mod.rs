@@ -48,6 +48,7 @@ pub mod labels;
 pub mod lease;
 pub(crate) mod lists;
 pub mod media_queue;
+mod pg_copy;
 pub mod replicas;
 pub mod rollback;
 mod rows;
