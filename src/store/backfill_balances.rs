@@ -84,18 +84,21 @@ pub struct Rebuilt {
 /// ([`backfill_indexes::restore_transfer_indexes`]) and [`rebuild`]s the chain's balances;
 /// returns how many indexes it built and what the rebuild did.
 ///
-/// When the balances were left out (PostgreSQL and MySQL), the two run side by side, on two of
-/// the pool's connections. They touch different things: the sums read the transfers in
-/// primary-key order and write only `erc20_balances`, the index builds read the same table and
-/// write only its new indexes. So a restore that kept one core of the server busy keeps two
-/// (`docs/BENCHMARKS.md`). On MySQL an index build's last step waits for the sums' transaction
-/// to end (it reads the table); neither waits for the other otherwise. Else (SQLite, or nothing
-/// left out, or a pool of one connection) the two run one after the other.
+/// On PostgreSQL, when the balances were left out, the two run side by side, on two of the
+/// pool's connections. They touch different things: the sums read the transfers and write only
+/// `erc20_balances`, the index builds read the same table and write only its new indexes, and
+/// neither waits for the other; a restore that kept one core of the server busy keeps two
+/// (`docs/BENCHMARKS.md`). Else they run one after the other: on MySQL an index build's last
+/// step would wait for the sums' transaction to end (it reads the table), and readers of the
+/// table would queue behind it meanwhile; SQLite has one writer at a time; and a pool of fewer
+/// than four connections (the index builds' one, and the sums' three: [`rebuild_by_copy`])
+/// would make one side wait for a connection.
 pub async fn rebuild_beside_indexes(
     db: &DatabaseConnection,
     chain: Chain,
 ) -> Result<(usize, Option<Rebuilt>), DbErr> {
-    let side_by_side = Dialect::of(db).locks_rows() && super::database::max_connections(db) >= 2;
+    let side_by_side =
+        Dialect::of(db) == Dialect::Postgres && super::database::max_connections(db) >= 4;
     if side_by_side && pending(db, chain.db_id()).await? {
         return tokio::try_join!(
             backfill_indexes::restore_transfer_indexes(db),
