@@ -120,10 +120,19 @@ pub async fn rebuild_beside_indexes(
 /// On PostgreSQL (with a pool of three connections or more) the transfers are read and the
 /// first round's sums written by binary `COPY` on connections of their own ([`rebuild_by_copy`]).
 pub async fn rebuild(db: &DatabaseConnection, chain: Chain) -> Result<Option<Rebuilt>, DbErr> {
+    rebuild_with(db, chain, PAIRS_IN_MEMORY).await
+}
+
+/// [`rebuild`], writing the sums every `pairs` pairs.
+async fn rebuild_with(
+    db: &DatabaseConnection,
+    chain: Chain,
+    pairs: usize,
+) -> Result<Option<Rebuilt>, DbErr> {
     if Dialect::of(db) == Dialect::Postgres && super::database::max_connections(db) >= 3 {
-        return rebuild_by_copy(db, chain, PAIRS_IN_MEMORY).await;
+        return rebuild_by_copy(db, chain, pairs).await;
     }
-    rebuild_in_rounds(db, chain, PAIRS_IN_MEMORY).await
+    rebuild_in_rounds(db, chain, pairs).await
 }
 
 /// [`rebuild`] on PostgreSQL, streaming with binary `COPY`, which spares the server a statement
@@ -404,7 +413,7 @@ async fn write_sums<C: ConnectionTrait>(
 mod tests {
     use super::*;
     use crate::decode::{Erc20Move, EventMeta};
-    use crate::store::testing::{close, sqlite};
+    use crate::store::testing::{close, dispose, open, sqlite, Backend};
     use crate::store::{write_batch, Batch, BlockHeader};
     use alloy::primitives::B256;
 
@@ -459,12 +468,12 @@ mod tests {
         rows
     }
 
-    /// Balances summed afresh (in several rounds of a few pairs) equal those kept batch by
-    /// batch; while they are left out, a batch moves none of them; the rebuild clears the flag
-    /// and a second one does nothing.
-    #[tokio::test]
-    async fn summed_afresh_the_balances_equal_those_kept_batch_by_batch() {
-        let (db, path) = sqlite("rebuild").await;
+    /// Balances summed afresh (in several rounds of a few pairs: on PostgreSQL the first copied
+    /// in, the next added to it) equal those kept batch by batch; while they are left out, a
+    /// batch moves none of them; a rebuild over an interrupted one's rows gives the same sums;
+    /// the rebuild clears the flag and the next one does nothing.
+    async fn summed_afresh_the_balances_equal_those_kept_batch_by_batch(backend: Backend) {
+        let (db, scratch) = open(backend, "rebuild").await;
         for block in 1..=4 {
             write_batch(&db, Chain::ETH, &batch(block, 9))
                 .await
@@ -473,12 +482,9 @@ mod tests {
         let kept = balances(&db).await;
         assert!(kept.len() > 4, "the batches move several pairs: {kept:?}");
 
-        assert!(
-            !defer(&db, Chain::ETH).await.expect("defer"),
-            "SQLite keeps them"
-        );
-        assert!(!pending(&db, Chain::ETH.db_id()).await.expect("read"));
-        // Left out as on PostgreSQL and MySQL: the rebuild works the same on every backend.
+        let deferred = defer(&db, Chain::ETH).await.expect("defer");
+        assert_eq!(deferred, backend != Backend::Sqlite, "SQLite keeps them");
+        // Left out on every backend here: the rebuild works the same on all of them.
         set_pending(&db, Chain::ETH.db_id(), true)
             .await
             .expect("flag");
@@ -493,16 +499,23 @@ mod tests {
                 .expect("rewrite");
         }
 
-        let done = rebuild_in_rounds(&db, Chain::ETH, 3)
-            .await
-            .expect("rebuild");
+        let done = rebuild_with(&db, Chain::ETH, 3).await.expect("rebuild");
         assert_eq!(done.map(|d| d.transfers), Some(45));
         assert!(!pending(&db, Chain::ETH.db_id()).await.expect("read"));
         let rebuilt = balances(&db).await;
         assert_ne!(rebuilt, kept, "block 5 counts now");
 
+        // As if interrupted after writing: the flag set again over the rows.
+        set_pending(&db, Chain::ETH.db_id(), true)
+            .await
+            .expect("flag");
+        rebuild_with(&db, Chain::ETH, 1_000)
+            .await
+            .expect("rebuild again");
+        assert_eq!(balances(&db).await, rebuilt, "one round or several");
+
         // The same five blocks kept batch by batch in a database of their own.
-        let (db2, path2) = sqlite("rebuild_kept").await;
+        let (db2, path2) = sqlite(&format!("rebuild_kept_{backend:?}")).await;
         for block in 1..=5 {
             write_batch(&db2, Chain::ETH, &batch(block, 9))
                 .await
@@ -510,58 +523,37 @@ mod tests {
         }
         assert_eq!(rebuilt, balances(&db2).await);
         assert_eq!(rebuild(&db, Chain::ETH).await.expect("again"), None);
-        close(db, &path).await;
+        dispose(db, scratch).await;
         close(db2, &path2).await;
     }
 
-    mod postgres {
-        use super::*;
-        use crate::store::testing::{drop_postgres, postgres};
-
-        /// On PostgreSQL, balances summed by binary `COPY` (several rounds of a few pairs: the
-        /// first copied in, the next added to it) equal those kept batch by batch, also after
-        /// an interrupted rebuild left rows behind.
+    mod sqlite {
         #[tokio::test]
-        async fn summed_by_copy_the_balances_equal_those_kept_batch_by_batch() {
-            let (db, name) = postgres("rebuild_copy").await;
-            for block in 1..=5 {
-                write_batch(&db, Chain::ETH, &batch(block, 9))
-                    .await
-                    .expect("write");
-            }
-            let kept = balances(&db).await;
-            assert!(kept.len() > 4, "the batches move several pairs: {kept:?}");
-            assert!(defer(&db, Chain::ETH).await.expect("defer"));
-            write_batch(&db, Chain::ETH, &batch(6, 9))
-                .await
-                .expect("write");
-            assert_eq!(balances(&db).await, kept, "left out: no balance moves");
+        async fn summed_afresh_the_balances_equal_those_kept_batch_by_batch() {
+            super::summed_afresh_the_balances_equal_those_kept_batch_by_batch(
+                super::Backend::Sqlite,
+            )
+            .await;
+        }
+    }
 
-            // Rows of an interrupted rebuild (the flag still set) are deleted first.
-            let done = rebuild_by_copy(&db, Chain::ETH, 3).await.expect("rebuild");
-            assert_eq!(done.map(|d| d.transfers), Some(54));
-            let rebuilt = balances(&db).await;
-            assert_ne!(rebuilt, kept, "block 6 counts now");
-            set_pending(&db, Chain::ETH.db_id(), true)
-                .await
-                .expect("flag");
-            rebuild_by_copy(&db, Chain::ETH, 1_000)
-                .await
-                .expect("rebuild again");
-            assert_eq!(balances(&db).await, rebuilt, "one round or several");
+    mod postgres {
+        #[tokio::test]
+        async fn summed_afresh_the_balances_equal_those_kept_batch_by_batch() {
+            super::summed_afresh_the_balances_equal_those_kept_batch_by_batch(
+                super::Backend::Postgres,
+            )
+            .await;
+        }
+    }
 
-            // The same six blocks kept batch by batch.
-            let (db2, path2) = sqlite("rebuild_copy_kept").await;
-            for block in 1..=6 {
-                write_batch(&db2, Chain::ETH, &batch(block, 9))
-                    .await
-                    .expect("write");
-            }
-            assert_eq!(rebuilt, balances(&db2).await);
-            assert!(!pending(&db, Chain::ETH.db_id()).await.expect("read"));
-            assert_eq!(rebuild(&db, Chain::ETH).await.expect("again"), None);
-            drop_postgres(db, &name).await;
-            close(db2, &path2).await;
+    mod mysql {
+        #[tokio::test]
+        async fn summed_afresh_the_balances_equal_those_kept_batch_by_batch() {
+            super::summed_afresh_the_balances_equal_those_kept_batch_by_batch(
+                super::Backend::MySql,
+            )
+            .await;
         }
     }
 }

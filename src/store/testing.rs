@@ -1,82 +1,18 @@
-//! What the store's in-process tests share: a migrated SQLite file, or PostgreSQL database, of
-//! their own.
+//! What the store's in-process tests share: a migrated database of their own, a SQLite file
+//! or a database on the tests' PostgreSQL or MySQL server.
 
-use sea_orm::DatabaseConnection;
+use sea_orm::{ConnectionTrait, DatabaseConnection};
 
 use super::{set_checkpoint, Checkpoint};
 use crate::types::Chain;
 use migration::MigratorTrait;
-
-/// The PostgreSQL server of the tests (`TOKENQL_TEST_POSTGRES_URL`, as the other test tiers).
-fn postgres_server() -> String {
-    std::env::var("TOKENQL_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
-        .trim_end_matches('/')
-        .to_string()
-}
-
-/// A migrated PostgreSQL database of its own (`tq_<name>_<pid>`), with a checkpoint for ETH as
-/// [`sqlite`]'s; returns it and its name for [`drop_postgres`].
-pub async fn postgres(name: &str) -> (DatabaseConnection, String) {
-    use sea_orm::ConnectionTrait;
-    let db_name = format!("tq_{name}_{}", std::process::id());
-    let admin = super::database::connect(&format!("{}/postgres", postgres_server()), 1)
-        .await
-        .expect("the tests' PostgreSQL server");
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"))
-        .await
-        .expect("drop");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {db_name}"))
-        .await
-        .expect("create");
-    admin.close().await.expect("close");
-    let db = super::database::connect(&format!("{}/{db_name}", postgres_server()), 4)
-        .await
-        .expect("open");
-    migration::Migrator::up(&db, None).await.expect("migrate");
-    let cp = Checkpoint {
-        start_block: 0,
-        indexed_block: None,
-        head_block: 1,
-    };
-    set_checkpoint(&db, Chain::ETH, cp)
-        .await
-        .expect("checkpoint");
-    (db, db_name)
-}
-
-/// Closes `db` and drops the database [`postgres`] made.
-pub async fn drop_postgres(db: DatabaseConnection, db_name: &str) {
-    use sea_orm::ConnectionTrait;
-    db.close().await.expect("close");
-    let admin = super::database::connect(&format!("{}/postgres", postgres_server()), 1)
-        .await
-        .expect("the tests' PostgreSQL server");
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"))
-        .await
-        .expect("drop");
-    admin.close().await.expect("close");
-}
 
 /// A migrated SQLite file of its own (`name` and the process id), with a checkpoint for ETH
 /// (start 0, nothing indexed, head 1).
 pub async fn sqlite(name: &str) -> (DatabaseConnection, std::path::PathBuf) {
     let path = std::env::temp_dir().join(format!("tq_{name}_{}.db", std::process::id()));
     let url = format!("sqlite://{}?mode=rwc", path.display());
-    let db = super::database::connect(&url, 4).await.expect("open");
-    migration::Migrator::up(&db, None).await.expect("migrate");
-    let cp = Checkpoint {
-        start_block: 0,
-        indexed_block: None,
-        head_block: 1,
-    };
-    set_checkpoint(&db, Chain::ETH, cp)
-        .await
-        .expect("checkpoint");
-    (db, path)
+    (migrated(&url).await, path)
 }
 
 /// Closes `db` and deletes its files.
@@ -87,4 +23,96 @@ pub async fn close(db: DatabaseConnection, path: &std::path::Path) {
         p.push(suffix);
         let _ = std::fs::remove_file(p);
     }
+}
+
+/// A backend of the tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+    MySql,
+}
+
+/// A database [`open`] made, to [`dispose`] of.
+pub enum Scratch {
+    File(std::path::PathBuf),
+    /// The server's admin URL and the database's name.
+    Server(String, String),
+}
+
+/// The tests' server of `backend` (`TOKENQL_TEST_POSTGRES_URL`, `TOKENQL_TEST_MYSQL_URL`, as the
+/// other test tiers), without a database.
+fn server(backend: Backend) -> String {
+    let (var, default) = match backend {
+        Backend::MySql => ("TOKENQL_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306"),
+        _ => (
+            "TOKENQL_TEST_POSTGRES_URL",
+            "postgres://postgres@127.0.0.1:5432",
+        ),
+    };
+    std::env::var(var)
+        .unwrap_or_else(|_| default.into())
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// A migrated database of its own on `backend` (`tq_<name>_<pid>`), with a checkpoint for ETH
+/// as [`sqlite`]'s, and a pool of 4.
+pub async fn open(backend: Backend, name: &str) -> (DatabaseConnection, Scratch) {
+    if backend == Backend::Sqlite {
+        let (db, path) = sqlite(name).await;
+        return (db, Scratch::File(path));
+    }
+    let db_name = format!("tq_{name}_{}", std::process::id());
+    let admin_url = match backend {
+        Backend::Postgres => format!("{}/postgres", server(backend)),
+        _ => server(backend),
+    };
+    let admin = super::database::connect(&admin_url, 1)
+        .await
+        .expect("the tests' database server");
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {db_name}"))
+        .await
+        .expect("drop");
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {db_name}"))
+        .await
+        .expect("create");
+    admin.close().await.expect("close");
+    let db = migrated(&format!("{}/{db_name}", server(backend))).await;
+    (db, Scratch::Server(admin_url, db_name))
+}
+
+/// Closes `db` and deletes what [`open`] made.
+pub async fn dispose(db: DatabaseConnection, scratch: Scratch) {
+    match scratch {
+        Scratch::File(path) => close(db, &path).await,
+        Scratch::Server(admin_url, db_name) => {
+            db.close().await.expect("close");
+            let admin = super::database::connect(&admin_url, 1)
+                .await
+                .expect("the tests' database server");
+            admin
+                .execute_unprepared(&format!("DROP DATABASE IF EXISTS {db_name}"))
+                .await
+                .expect("drop");
+            admin.close().await.expect("close");
+        }
+    }
+}
+
+/// Connects to `url` with a pool of 4, migrates it and sets ETH's checkpoint.
+async fn migrated(url: &str) -> DatabaseConnection {
+    let db = super::database::connect(url, 4).await.expect("open");
+    migration::Migrator::up(&db, None).await.expect("migrate");
+    let cp = Checkpoint {
+        start_block: 0,
+        indexed_block: None,
+        head_block: 1,
+    };
+    set_checkpoint(&db, Chain::ETH, cp)
+        .await
+        .expect("checkpoint");
+    db
 }
