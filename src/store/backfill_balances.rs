@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use futures_util::TryStreamExt;
 use sea_orm::sqlx::postgres::{PgPool, PgPoolCopyExt};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, StreamTrait, TransactionTrait,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr,
+    EntityTrait, QueryFilter, QueryOrder, QuerySelect, StreamTrait, TransactionTrait,
 };
 
 use super::backfill_indexes;
@@ -135,6 +135,42 @@ async fn rebuild_with(
     rebuild_in_rounds(db, chain, pairs).await
 }
 
+/// A transaction holding the chain's lock, when its balances are left out ([`pending`]); `None`
+/// (and nothing held) when they are not.
+async fn locked_if_pending(
+    db: &DatabaseConnection,
+    chain: Chain,
+) -> Result<Option<DatabaseTransaction>, DbErr> {
+    let txn = db.begin().await?;
+    lock_chain(&txn, chain).await?;
+    if pending(&txn, chain.db_id()).await? {
+        return Ok(Some(txn));
+    }
+    txn.commit().await?;
+    Ok(None)
+}
+
+/// Deletes the chain's balances (those of an interrupted rebuild, or of before the backfill).
+async fn delete_balances<C: ConnectionTrait>(db: &C, cid: i64) -> Result<(), DbErr> {
+    erc20_balance::Entity::delete_many()
+        .filter(erc20_balance::Column::ChainId.eq(cid))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Logs how far a rebuild got: `writing` of the time since `started` went to writing sums.
+fn log_progress(chain: Chain, done: Rebuilt, started: Instant, writing: Duration) {
+    tracing::info!(
+        %chain,
+        transfers = done.transfers,
+        pairs = done.pairs,
+        seconds = started.elapsed().as_secs_f64(),
+        writing_seconds = writing.as_secs_f64(),
+        "backfill: summing the balances"
+    );
+}
+
 /// [`rebuild`] on PostgreSQL, streaming with binary `COPY`, which spares the server a statement
 /// and an array per 20,000 rows and the client a decoded row object per transfer
 /// (`docs/BENCHMARKS.md`).
@@ -153,25 +189,15 @@ async fn rebuild_by_copy(
     pairs: usize,
 ) -> Result<Option<Rebuilt>, DbErr> {
     let cid = chain.db_id();
-    let txn = db.begin().await?;
-    lock_chain(&txn, chain).await?;
-    if !pending(&txn, cid).await? {
-        txn.commit().await?;
+    let Some(txn) = locked_if_pending(db, chain).await? else {
         return Ok(None);
-    }
+    };
     // Committed before the COPY, which would otherwise wait on the deleted rows' locks.
-    erc20_balance::Entity::delete_many()
-        .filter(erc20_balance::Column::ChainId.eq(cid))
-        .exec(&txn)
-        .await?;
+    delete_balances(&txn, cid).await?;
     txn.commit().await?;
-
-    let txn = db.begin().await?;
-    lock_chain(&txn, chain).await?;
-    if !pending(&txn, cid).await? {
-        txn.commit().await?;
+    let Some(txn) = locked_if_pending(db, chain).await? else {
         return Ok(None);
-    }
+    };
     let pool = db.get_postgres_connection_pool();
     let sql = format!(
         "COPY (SELECT contract_address, from_address, to_address, value, block_number \
@@ -209,14 +235,7 @@ async fn rebuild_by_copy(
     done.pairs += d.balances.len() as u64;
     write_round(&txn, pool, cid, &d, first).await?;
     writing += write_started.elapsed();
-    tracing::info!(
-        %chain,
-        transfers = done.transfers,
-        pairs = done.pairs,
-        seconds = started.elapsed().as_secs_f64(),
-        writing_seconds = writing.as_secs_f64(),
-        "backfill: summing the balances"
-    );
+    log_progress(chain, done, started, writing);
     set_pending(&txn, cid, false).await?;
     txn.commit().await?;
     Ok(Some(done))
@@ -296,16 +315,10 @@ async fn rebuild_in_rounds(
     pairs: usize,
 ) -> Result<Option<Rebuilt>, DbErr> {
     let cid = chain.db_id();
-    let txn = db.begin().await?;
-    lock_chain(&txn, chain).await?;
-    if !pending(&txn, cid).await? {
-        txn.commit().await?;
+    let Some(txn) = locked_if_pending(db, chain).await? else {
         return Ok(None);
-    }
-    erc20_balance::Entity::delete_many()
-        .filter(erc20_balance::Column::ChainId.eq(cid))
-        .exec(&txn)
-        .await?;
+    };
+    delete_balances(&txn, cid).await?;
     let mut done = Rebuilt::default();
     let mut after: Option<(i64, i32)> = None;
     let mut first = true;
@@ -319,14 +332,7 @@ async fn rebuild_in_rounds(
         write_sums(&txn, cid, &sums, first).await?;
         writing += write_started.elapsed();
         first = false;
-        tracing::info!(
-            %chain,
-            transfers = done.transfers,
-            pairs = done.pairs,
-            seconds = started.elapsed().as_secs_f64(),
-            writing_seconds = writing.as_secs_f64(),
-            "backfill: summing the balances"
-        );
+        log_progress(chain, done, started, writing);
         match last {
             Some(position) => after = Some(position),
             None => break,

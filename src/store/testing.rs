@@ -68,18 +68,14 @@ pub async fn open(backend: Backend, name: &str) -> (DatabaseConnection, Scratch)
         Backend::Postgres => format!("{}/postgres", server(backend)),
         _ => server(backend),
     };
-    let admin = super::database::connect(&admin_url, 1)
-        .await
-        .expect("the tests' database server");
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {db_name}"))
-        .await
-        .expect("drop");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {db_name}"))
-        .await
-        .expect("create");
-    admin.close().await.expect("close");
+    on_server(
+        &admin_url,
+        &[
+            format!("DROP DATABASE IF EXISTS {db_name}"),
+            format!("CREATE DATABASE {db_name}"),
+        ],
+    )
+    .await;
     let db = migrated(&format!("{}/{db_name}", server(backend))).await;
     (db, Scratch::Server(admin_url, db_name))
 }
@@ -90,16 +86,20 @@ pub async fn dispose(db: DatabaseConnection, scratch: Scratch) {
         Scratch::File(path) => close(db, &path).await,
         Scratch::Server(admin_url, db_name) => {
             db.close().await.expect("close");
-            let admin = super::database::connect(&admin_url, 1)
-                .await
-                .expect("the tests' database server");
-            admin
-                .execute_unprepared(&format!("DROP DATABASE IF EXISTS {db_name}"))
-                .await
-                .expect("drop");
-            admin.close().await.expect("close");
+            on_server(&admin_url, &[format!("DROP DATABASE IF EXISTS {db_name}")]).await;
         }
     }
+}
+
+/// Runs `statements` on the server at `admin_url`, one connection, then closes it.
+async fn on_server(admin_url: &str, statements: &[String]) {
+    let admin = super::database::connect(admin_url, 1)
+        .await
+        .expect("the tests' database server");
+    for sql in statements {
+        admin.execute_unprepared(sql).await.expect(sql);
+    }
+    admin.close().await.expect("close");
 }
 
 /// Connects to `url` with a pool of 4, migrates it and sets ETH's checkpoint.
