@@ -236,11 +236,32 @@ fn error_response(description: &str) -> utoipa::openapi::Response {
     r.build()
 }
 
+/// The answers the HTTP layer gives, before any route runs, to a request head it will not
+/// read: status and when it happens. Both have an empty body.
+const REFUSED_HEADS: &[(&str, &str)] = &[
+    (
+        "414",
+        "The request's URI (path and query) is longer than 65,534 bytes; the server refuses it \
+         before reading it, with an empty body. Pass fewer or shorter values.",
+    ),
+    (
+        "431",
+        "The request's head (URI and headers) is larger than the server buffers (about 400 KB); \
+         the server refuses it before reading it, with an empty body.",
+    ),
+];
+
 fn add_errors(op: &mut Operation) {
     for (status, description) in ERRORS {
         op.responses
             .responses
             .insert((*status).to_string(), RefOr::T(error_response(description)));
+    }
+    for (status, description) in REFUSED_HEADS {
+        op.responses.responses.insert(
+            (*status).to_string(),
+            RefOr::T(ResponseBuilder::new().description(*description).build()),
+        );
     }
 }
 

@@ -6,6 +6,7 @@ use crate::support::common;
 
 use common::{gql_str, nfts_query, Auth, Backend, TestApp};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 crate::backend_tests!(bad_requests, api_keys);
 
@@ -456,7 +457,52 @@ async fn bad_requests(backend: Backend) {
         cases.len(),
         failures.join("\n")
     );
+    uri_too_long(&app).await;
     app.cleanup().await;
+}
+
+/// A URI longer than the HTTP layer reads is refused with 414 and an empty body, before any
+/// route runs, and the OpenAPI document says so (and 431, a head too large) for every
+/// operation: clients and fuzzers check the status against it.
+async fn uri_too_long(app: &TestApp) {
+    // Sent by hand: HTTP clients refuse to build such a URI, but fuzzers and raw sockets do not.
+    let addr = app.base.trim_start_matches("http://");
+    let mut conn = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let uri = format!(
+        "/api/v2/erc20/transfers?chain=eth&wallet_addresses={}",
+        "a".repeat(70_000)
+    );
+    let request = format!("GET {uri} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    conn.write_all(request.as_bytes()).await.expect("send");
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer)
+        .await
+        .expect("read the answer");
+    assert!(
+        answer.starts_with("HTTP/1.1 414 "),
+        "a 70,000-byte URI: {answer}"
+    );
+    assert!(
+        answer.to_lowercase().contains("content-length: 0"),
+        "414 has an empty body: {answer}"
+    );
+    let doc = tokenql::rest::openapi::document();
+    let doc = serde_json::to_value(doc).expect("the document serialises");
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("a path item") {
+            if op.get("responses").is_none() {
+                continue;
+            }
+            for status in ["414", "431"] {
+                let r = &op["responses"][status];
+                assert!(r.is_object(), "{method} {path} documents no {status}");
+                assert!(
+                    r.get("content").is_none(),
+                    "{method} {path}: {status} has a body"
+                );
+            }
+        }
+    }
 }
 
 async fn expect_ok(app: &TestApp, key: &str) {
