@@ -299,9 +299,12 @@ async fn scenario_matches_ground_truth(backend: Backend) {
     app.cleanup().await;
 }
 
-/// Sends `n` single-transaction blocks of activity (automine on): ERC20 transfers and, in the
-/// first block, an NFT transfer of `id` from `from` to `to`.
+/// Mines exactly `n` blocks of activity above the head (automine on): an NFT transfer of `id`
+/// from `from` to `to` first, then `n - 1` ERC20 transfers, then empty blocks for any sends that
+/// automine packed together, so that a reorg of depth `n` replaces exactly these blocks and none
+/// below them.
 async fn activity(chain: &Anvil, tok: &str, nft: &str, id: u64, from: &str, to: &str, n: usize) {
+    let head = chain.head().await;
     chain
         .send(
             from,
@@ -343,6 +346,12 @@ async fn activity(chain: &Anvil, tok: &str, nft: &str, id: u64, from: &str, to: 
             "transactions not mined: {st}"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Under load automine may put several of those sends in one block.
+    let made = chain.head().await - head;
+    assert!(made <= n as u64, "{n} transactions made {made} blocks");
+    if made < n as u64 {
+        chain.mine(n as u64 - made).await;
     }
 }
 
