@@ -33,6 +33,7 @@
 
 pub mod backfill_balances;
 pub mod backfill_indexes;
+mod batch_txn;
 pub mod blocks;
 mod bulk;
 pub mod chain;

@@ -52,6 +52,19 @@ impl CopyWriter {
         self
     }
 
+    /// An `int4` field.
+    pub(super) fn int4(&mut self, v: i32) -> &mut Self {
+        self.buf.extend_from_slice(&4i32.to_be_bytes());
+        self.buf.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+
+    /// A NULL field.
+    pub(super) fn null(&mut self) -> &mut Self {
+        self.buf.extend_from_slice(&(-1i32).to_be_bytes());
+        self
+    }
+
     /// Bytes written so far.
     pub(super) fn len(&self) -> usize {
         self.buf.len()

@@ -14,6 +14,7 @@ use sea_orm::{
     QueryFilter, QuerySelect, TransactionTrait,
 };
 
+use super::batch_txn::BatchTxn;
 use super::{bulk, derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes, CHUNK};
 use crate::decode::{Erc20Move, NftMove};
 use crate::entity::{chain_state, contract};
@@ -83,7 +84,7 @@ pub async fn write_batch(
     let nft = rows::nft(cid, &batch.nft, &batch.blocks, dialect)?;
     let mut laps = Laps::start();
 
-    let txn = db.begin().await?;
+    let txn = BatchTxn::begin(db).await?;
     lock_chain(&txn, chain).await?;
     if let Some(fence) = &batch.fence {
         lease::check(&txn, chain, fence)
@@ -156,9 +157,10 @@ pub async fn write_batch(
 
 /// Stores a batch's transfers and adds its ERC20 transfers to the balances. The ERC20
 /// transfers not stored yet (read under the chain's lock) are inserted without a conflict
-/// check, and only they move the balances: writing a batch twice adds nothing.
-async fn store_transfers<C: ConnectionTrait>(
-    txn: &C,
+/// check (by binary `COPY` on PostgreSQL, [`BatchTxn::insert_new`]), and only they move the
+/// balances: writing a batch twice adds nothing.
+async fn store_transfers(
+    txn: &BatchTxn,
     cid: i64,
     moves: &[Erc20Move],
     erc20: bulk::Rows,
@@ -167,7 +169,7 @@ async fn store_transfers<C: ConnectionTrait>(
 ) -> Result<(), DbErr> {
     let new = erc20_balances::unstored(txn, cid, moves).await?;
     laps.lap("unstored");
-    erc20.only(&new).known_new().insert(txn).await?;
+    txn.insert_new(erc20.only(&new)).await?;
     nft.insert(txn).await?;
     laps.lap("transfers");
     let added: Vec<&Erc20Move> = moves
