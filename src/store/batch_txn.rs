@@ -158,3 +158,139 @@ impl ConnectionTrait for BatchTxn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloy::primitives::B256;
+    use sea_orm::{EntityTrait, PaginatorTrait, QueryOrder};
+
+    use super::*;
+    use crate::decode::{Erc20Move, EventMeta};
+    use crate::entity::erc20_transfer;
+    use crate::store::dialect::Dialect;
+    use crate::store::rows;
+    use crate::store::testing::{dispose, open, Backend};
+    use crate::store::BlockHeader;
+    use crate::types::{Address, Uint256};
+
+    fn a(n: u64) -> Address {
+        Address::parse(&format!("0x{n:040x}")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn moves(n: u32) -> (Vec<Erc20Move>, Vec<BlockHeader>) {
+        let hash = B256::with_last_byte(7);
+        let moves = (0..n)
+            .map(|i| Erc20Move {
+                meta: EventMeta {
+                    contract: a(0xc0),
+                    block_number: 7,
+                    block_hash: hash,
+                    transaction_hash: B256::with_last_byte(i as u8),
+                    transaction_index: i,
+                    log_index: i,
+                },
+                from: a(u64::from(i) + 1),
+                to: a(u64::from(i) + 2),
+                // Above 64 bits, so that the value's whole binary form travels.
+                value: Uint256::parse(&format!("{}", u128::MAX - u128::from(i)))
+                    .unwrap_or_else(|e| panic!("{e}")),
+            })
+            .collect();
+        let header = BlockHeader {
+            number: 7,
+            hash,
+            parent_hash: None,
+            timestamp: 1_700_000_000,
+        };
+        (moves, vec![header])
+    }
+
+    async fn stored(db: &impl ConnectionTrait) -> Vec<erc20_transfer::Model> {
+        erc20_transfer::Entity::find()
+            .order_by_asc(erc20_transfer::Column::LogIndex)
+            .all(db)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Rows inserted in a batch's transaction (by `COPY` on PostgreSQL) are seen by the
+    /// statements run in it, and by others only once it commits; dropped uncommitted, it
+    /// leaves nothing; a known-new key that is stored fails the insert, and the transaction
+    /// leaves nothing more.
+    async fn inserts_commit_with_the_transaction(backend: Backend) {
+        let (db, scratch) = open(backend, "batch_txn").await;
+        let (moves, headers) = moves(3);
+        let new =
+            || rows::erc20(1, &moves, &headers, Dialect::of(&db)).unwrap_or_else(|e| panic!("{e}"));
+
+        let txn = BatchTxn::begin(&db).await.expect("begin");
+        txn.insert_new(new()).await.expect("insert");
+        assert_eq!(stored(&txn).await.len(), 3, "seen inside the transaction");
+        if backend != Backend::Sqlite {
+            // SQLite's one writer would wait for this transaction's lock here.
+            assert!(
+                stored(&db).await.is_empty(),
+                "not seen outside before commit"
+            );
+        }
+        drop(txn);
+        assert!(stored(&db).await.is_empty(), "dropped uncommitted: nothing");
+
+        let txn = BatchTxn::begin(&db).await.expect("begin");
+        txn.insert_new(new()).await.expect("insert");
+        txn.commit().await.expect("commit");
+        let rows = stored(&db).await;
+        assert_eq!(rows.len(), 3);
+        for (row, m) in rows.iter().zip(&moves) {
+            assert_eq!(
+                (
+                    row.from_address,
+                    row.to_address,
+                    row.value,
+                    row.block_timestamp
+                ),
+                (m.from, m.to, m.value, 1_700_000_000)
+            );
+            assert_eq!(
+                row.transaction_hash.as_bytes().as_slice(),
+                m.meta.transaction_hash.as_slice()
+            );
+        }
+
+        let txn = BatchTxn::begin(&db).await.expect("begin");
+        assert!(
+            txn.insert_new(new()).await.is_err(),
+            "a stored key is refused, not skipped"
+        );
+        drop(txn);
+        assert_eq!(
+            erc20_transfer::Entity::find()
+                .count(&db)
+                .await
+                .expect("count"),
+            3
+        );
+        dispose(db, scratch).await;
+    }
+
+    mod sqlite {
+        #[tokio::test]
+        async fn inserts_commit_with_the_transaction() {
+            super::inserts_commit_with_the_transaction(super::Backend::Sqlite).await;
+        }
+    }
+
+    mod postgres {
+        #[tokio::test]
+        async fn inserts_commit_with_the_transaction() {
+            super::inserts_commit_with_the_transaction(super::Backend::Postgres).await;
+        }
+    }
+
+    mod mysql {
+        #[tokio::test]
+        async fn inserts_commit_with_the_transaction() {
+            super::inserts_commit_with_the_transaction(super::Backend::MySql).await;
+        }
+    }
+}
