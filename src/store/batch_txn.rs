@@ -13,13 +13,14 @@ use std::sync::Arc;
 use sea_orm::sqlx::postgres::{PgPool, PgQueryResult, PgRow};
 use sea_orm::sqlx::{self, Postgres};
 use sea_orm::{
-    ConnAcquireErr, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
-    ExecResult, QueryResult, RuntimeErr, Statement, TransactionTrait,
+    ConnAcquireErr, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, ExecResult,
+    QueryResult, RuntimeErr, Statement, TransactionTrait,
 };
 use sea_query_sqlx::SqlxValues;
 use tokio::sync::Mutex;
 
 use super::bulk::Rows;
+use super::dialect::Dialect;
 
 /// A batch's writing transaction.
 pub(super) enum BatchTxn {
@@ -96,10 +97,11 @@ fn bound(stmt: &Statement) -> sqlx::query::Query<'_, Postgres, SqlxValues> {
 
 #[async_trait::async_trait]
 impl ConnectionTrait for BatchTxn {
-    fn get_database_backend(&self) -> DbBackend {
+    /// The trait names sea-orm's backend type; which backend it is, [`Dialect`] says.
+    fn get_database_backend(&self) -> sea_orm::DatabaseBackend {
         match self {
             BatchTxn::Orm(txn) => txn.get_database_backend(),
-            BatchTxn::Pg(_) => DbBackend::Postgres,
+            BatchTxn::Pg(_) => Dialect::Postgres.backend(),
         }
     }
 
@@ -167,7 +169,6 @@ mod tests {
     use super::*;
     use crate::decode::{Erc20Move, EventMeta};
     use crate::entity::erc20_transfer;
-    use crate::store::dialect::Dialect;
     use crate::store::rows;
     use crate::store::testing::{dispose, open, Backend};
     use crate::store::BlockHeader;
