@@ -21,6 +21,7 @@ use tokio::sync::Mutex;
 
 use super::bulk::Rows;
 use super::dialect::Dialect;
+use super::pg_copy::error as exec_error;
 
 /// A batch's writing transaction.
 pub(super) enum BatchTxn {
@@ -77,11 +78,6 @@ fn begin_error(e: sqlx::Error) -> DbErr {
         sqlx::Error::PoolClosed => DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed),
         e => exec_error(e),
     }
-}
-
-/// A sqlx error of a statement that writes, as sea-orm reports it.
-fn exec_error(e: sqlx::Error) -> DbErr {
-    DbErr::Exec(RuntimeErr::SqlxError(Arc::new(e)))
 }
 
 /// A sqlx error of a query, as sea-orm reports it.

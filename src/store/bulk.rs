@@ -149,17 +149,23 @@ impl Rows {
         self.columns.first().map_or(0, |(_, v)| v.len())
     }
 
-    /// Inserts every row, skipping existing keys.
-    pub(crate) async fn insert<C: ConnectionTrait>(mut self, db: &C) -> Result<(), DbErr> {
+    /// The row count, which every column must have.
+    fn checked_len(&self) -> Result<usize, DbErr> {
         let n = self.len();
-        if n == 0 {
-            return Ok(());
-        }
         if self.columns.iter().any(|(_, v)| v.len() != n) {
             return Err(DbErr::Custom(format!(
-                "bulk insert into {}: columns of different lengths",
+                "rows of {}: columns of different lengths",
                 self.table
             )));
+        }
+        Ok(n)
+    }
+
+    /// Inserts every row, skipping existing keys.
+    pub(crate) async fn insert<C: ConnectionTrait>(mut self, db: &C) -> Result<(), DbErr> {
+        let n = self.checked_len()?;
+        if n == 0 {
+            return Ok(());
         }
         let dialect = Dialect::of(db);
         let backend = dialect.backend();
@@ -199,15 +205,9 @@ impl Rows {
     /// The rows as one binary `COPY` into the table: the statement and its data, or `None`
     /// without rows. `COPY` checks no conflict: for keys known new ([`Rows::known_new`]) only.
     pub(crate) fn copy_in(&self) -> Result<Option<(String, Vec<u8>)>, DbErr> {
-        let n = self.len();
+        let n = self.checked_len()?;
         if n == 0 {
             return Ok(None);
-        }
-        if self.columns.iter().any(|(_, v)| v.len() != n) {
-            return Err(DbErr::Custom(format!(
-                "copy into {}: columns of different lengths",
-                self.table
-            )));
         }
         let fields = i16::try_from(self.columns.len())
             .map_err(|_| DbErr::Custom(format!("copy into {}: too many columns", self.table)))?;

@@ -11,7 +11,7 @@ use sea_orm::{DbErr, RuntimeErr};
 /// The header of every binary `COPY`: the signature, no flags, no extension.
 const HEADER: &[u8; 19] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
 
-/// A sqlx error as sea-orm's, for the store's one error type.
+/// A sqlx error of a statement that writes, as sea-orm reports it (the store's one error type).
 pub(super) fn error(e: sea_orm::sqlx::Error) -> DbErr {
     DbErr::Exec(RuntimeErr::SqlxError(Arc::new(e)))
 }
