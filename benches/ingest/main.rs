@@ -34,10 +34,14 @@
 //! median of the runs),
 //! `TOKENQL_BENCH_BACKENDS` (comma list of `sqlite,postgres,mysql`), `RUST_LOG` (indexer logs,
 //! default `warn`). See `docs/BENCHMARKS.md` for figures.
+//!
+//! After the table, the CPU seconds of every raw pass and ingest run ([`cpu`]): this program's,
+//! the node's and the database server's, and the cores they kept busy on average.
 #![allow(clippy::print_stdout)] // the report is this program's output
 
-#[path = "../tests/support/anvil.rs"]
+#[path = "../../tests/support/anvil.rs"]
 mod anvil;
+mod cpu;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -53,7 +57,7 @@ use tokenql::types::Chain;
 
 use anvil::{token_ctor, Anvil};
 
-#[path = "../tests/support/common/db_url.rs"]
+#[path = "../../tests/support/common/db_url.rs"]
 mod db_url;
 use db_url::split_server_url;
 
@@ -326,7 +330,7 @@ async fn ingest_once(
     rpc_url: &str,
     head: u64,
     expect_logs: u64,
-) -> anyhow::Result<f64> {
+) -> anyhow::Result<(f64, cpu::Spent)> {
     let (handle, url) = BenchDb::create(backend, run).await?;
     let result = async {
         let db = tokenql::store::database::connect(&url, 16).await?;
@@ -334,7 +338,7 @@ async fn ingest_once(
             use migration::MigratorTrait;
             migration::Migrator::up(&db, None).await?;
         }
-        let secs = timed_ingest(&db, rpc_url, head, mode).await?;
+        let (secs, spent) = timed_ingest(&db, rpc_url, head, mode).await?;
         let missing = tokenql::store::backfill_indexes::missing(&db).await?;
         if !missing.is_empty() {
             bail!("at the head, the indexes {missing:?} are still missing");
@@ -352,13 +356,13 @@ async fn ingest_once(
         if stored != expect_logs {
             bail!("stored {stored} transfers, the chain has {expect_logs}");
         }
-        Ok(secs)
+        Ok((secs, spent))
     }
     .await;
     let dropped = handle.drop_db().await;
-    let secs = result?;
+    let measured = result?;
     dropped?;
-    Ok(secs)
+    Ok(measured)
 }
 
 async fn timed_ingest(
@@ -366,10 +370,11 @@ async fn timed_ingest(
     rpc_url: &str,
     head: u64,
     mode: Mode,
-) -> anyhow::Result<f64> {
+) -> anyhow::Result<(f64, cpu::Spent)> {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let mut cfg = chain_config(rpc_url);
     cfg.defer_backfill_indexes = mode == Mode::Deferred;
+    let meter = cpu::Meter::start();
     let t = Instant::now();
     let task = tokio::spawn(tokenql::indexer::run(
         db.clone(),
@@ -399,9 +404,10 @@ async fn timed_ingest(
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
+    let spent = meter.stop().await;
     let _ = stop_tx.send(());
     match tokio::time::timeout(Duration::from_secs(60), task).await {
-        Ok(Ok(Ok(()))) => Ok(secs),
+        Ok(Ok(Ok(()))) => Ok((secs, spent)),
         Ok(Ok(Err(e))) => bail!("indexer: {e}"),
         Ok(Err(e)) => bail!("indexer task: {e}"),
         Err(_) => bail!("the indexer did not stop within 60 s"),
@@ -473,6 +479,7 @@ async fn bench() -> anyhow::Result<()> {
     );
     let mut raw_all = Vec::new();
     let mut rows = Vec::new();
+    let mut cpu_rows = Vec::new();
     for backend in backends {
         if let Err(why) = reachable(backend).await {
             rows.push(format!(
@@ -485,8 +492,14 @@ async fn bench() -> anyhow::Result<()> {
         let mut ingest = vec![Vec::new(); modes.len()];
         for run in 0..runs {
             for (i, &mode) in modes.iter().enumerate() {
-                raw.push(raw_pass(&anvil.url, head, n).await?.seconds);
-                ingest[i].push(ingest_once(backend, mode, run, &anvil.url, head, n).await?);
+                let meter = cpu::Meter::start();
+                let secs = raw_pass(&anvil.url, head, n).await?.seconds;
+                cpu_rows.push(cpu_row("raw eth_getLogs", secs, meter.stop().await));
+                raw.push(secs);
+                let (secs, spent) = ingest_once(backend, mode, run, &anvil.url, head, n).await?;
+                ingest[i].push(secs);
+                let what = format!("ingest {} ({})", backend.name(), mode.name());
+                cpu_rows.push(cpu_row(&what, secs, spent));
             }
         }
         raw_all.extend(&raw);
@@ -528,7 +541,34 @@ async fn bench() -> anyhow::Result<()> {
         println!("{r}");
     }
     println!("(% of raw: against the raw passes run between that backend's ingest runs)");
+    println!();
+    println!(
+        "CPU seconds of each run, user + system (cpu.rs; {} cores here):",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "{:<34} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
+        "run", "wall s", "tokenql", "node", "db server", "total", "cores"
+    );
+    for r in cpu_rows {
+        println!("{r}");
+    }
     Ok(())
+}
+
+/// A row of the CPU table: what a run of `secs` cost each side, and how many cores they kept
+/// busy on average.
+fn cpu_row(what: &str, secs: f64, spent: cpu::Spent) -> String {
+    format!(
+        "{:<34} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7.2}",
+        what,
+        secs,
+        spent.tokenql,
+        spent.node,
+        spent.server,
+        spent.total(),
+        spent.total() / secs
+    )
 }
 
 /// One raw pass that must deliver all `n` logs.
