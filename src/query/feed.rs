@@ -2,12 +2,14 @@
 //! marks a reader replays to learn which blocks still wait for their confirmations, and the
 //! feed's bounds.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use sea_orm::sea_query::{Expr, ExprTrait};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use super::{Erc20Transfer, NftTransfer, QueryError, QueryService};
-use crate::entity::change_feed;
-use crate::store::feed::{self as written, Records};
+use crate::entity::{change_feed, erc20_transfer};
+use crate::store::feed::{self as written, Erc20Record, Records};
 use crate::types::Chain;
 
 /// What happened to a block.
@@ -69,30 +71,33 @@ impl QueryService {
         after_id: i64,
         limit: u64,
     ) -> Result<Vec<FeedRow>, QueryError> {
+        let snap = self.snapshot().await?;
         let rows = change_feed::Entity::find()
             .filter(change_feed::Column::ChainId.eq(chain.db_id()))
             .filter(change_feed::Column::Id.gt(after_id))
             .order_by_asc(change_feed::Column::Id)
             .limit(limit)
-            .all(self.db())
+            .all(snap.db())
             .await?;
-        rows.into_iter().map(feed_row).collect()
+        let rows = with_records(snap.db(), chain.db_id(), rows).await?;
+        snap.close().await?;
+        Ok(rows)
     }
 
     /// The rows with these ids, in order.
     pub async fn feed_rows(&self, chain: Chain, ids: &[i64]) -> Result<Vec<FeedRow>, QueryError> {
+        let snap = self.snapshot().await?;
         let mut out = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(400) {
             let rows = change_feed::Entity::find()
                 .filter(change_feed::Column::ChainId.eq(chain.db_id()))
                 .filter(change_feed::Column::Id.is_in(chunk.to_vec()))
                 .order_by_asc(change_feed::Column::Id)
-                .all(self.db())
+                .all(snap.db())
                 .await?;
-            for r in rows {
-                out.push(feed_row(r)?);
-            }
+            out.extend(with_records(snap.db(), chain.db_id(), rows).await?);
         }
+        snap.close().await?;
         Ok(out)
     }
 
@@ -144,9 +149,55 @@ impl QueryService {
     }
 }
 
-fn feed_row(r: change_feed::Model) -> Result<FeedRow, QueryError> {
-    let records: Records = serde_json::from_str(&r.records)
-        .map_err(|e| QueryError::Corrupt(format!("change feed row {}: {e}", r.id)))?;
+/// Rows read from the feed, with their records. The ERC20 transfers of a row that points at
+/// the stored ones ([`Records::erc20_stored`]) are read from `erc20_transfers` through `db`,
+/// which must be the snapshot the rows were read in: there they are the block's rows of the
+/// row's block hash (a rollback copies them into the row before it deletes them).
+async fn with_records<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+    rows: Vec<change_feed::Model>,
+) -> Result<Vec<FeedRow>, QueryError> {
+    let mut parsed = Vec::with_capacity(rows.len());
+    for r in rows {
+        let records = written::parse(&r).map_err(|e| QueryError::Corrupt(e.to_string()))?;
+        parsed.push((r, records));
+    }
+    let blocks: BTreeSet<i64> = parsed
+        .iter()
+        .filter(|(_, records)| records.erc20_stored)
+        .map(|(r, _)| r.block_number)
+        .collect();
+    let blocks: Vec<i64> = blocks.into_iter().collect();
+    let mut stored: BTreeMap<(i64, String), Vec<Erc20Record>> = BTreeMap::new();
+    for chunk in blocks.chunks(400) {
+        let transfers = erc20_transfer::Entity::find()
+            .filter(erc20_transfer::Column::ChainId.eq(cid))
+            .filter(erc20_transfer::Column::BlockNumber.is_in(chunk.to_vec()))
+            .order_by_asc(erc20_transfer::Column::BlockNumber)
+            .order_by_asc(erc20_transfer::Column::LogIndex)
+            .all(db)
+            .await?;
+        for t in transfers {
+            stored
+                .entry((t.block_number, t.block_hash.to_string()))
+                .or_default()
+                .push(written::stored_erc20_record(&t));
+        }
+    }
+    Ok(parsed
+        .into_iter()
+        .map(|(r, mut records)| {
+            if records.erc20_stored {
+                let key = (r.block_number, r.block_hash.clone());
+                records.erc20 = stored.get(&key).cloned().unwrap_or_default();
+            }
+            feed_row(r, records)
+        })
+        .collect())
+}
+
+fn feed_row(r: change_feed::Model, records: Records) -> FeedRow {
     let number = u64::try_from(r.block_number).unwrap_or(0);
     let timestamp = u64::try_from(r.block_timestamp).unwrap_or(0);
     let erc20 = records
@@ -185,7 +236,7 @@ fn feed_row(r: change_feed::Model) -> Result<FeedRow, QueryError> {
             batch_index: t.batch_index,
         })
         .collect();
-    Ok(FeedRow {
+    FeedRow {
         id: r.id,
         change: change_of(r.kind),
         block_number: number,
@@ -194,7 +245,7 @@ fn feed_row(r: change_feed::Model) -> Result<FeedRow, QueryError> {
         erc20,
         nft,
         created_ms: r.created_ms,
-    })
+    }
 }
 
 impl QueryService {
@@ -206,16 +257,19 @@ impl QueryService {
         number: u64,
     ) -> Result<Option<(FeedRow, i64)>, QueryError> {
         let cid = chain.db_id();
+        let snap = self.snapshot().await?;
         let Some(row) = change_feed::Entity::find()
             .filter(change_feed::Column::ChainId.eq(cid))
             .filter(change_feed::Column::BlockNumber.eq(number as i64))
             .order_by_desc(change_feed::Column::Id)
-            .one(self.db())
+            .one(snap.db())
             .await?
         else {
+            snap.close().await?;
             return Ok(None);
         };
         if row.kind == written::REMOVED {
+            snap.close().await?;
             return Ok(None);
         }
         let head: Option<i64> = change_feed::Entity::find()
@@ -223,10 +277,12 @@ impl QueryService {
             .column_as(Expr::col(change_feed::Column::HeadBlock).max(), "m")
             .filter(change_feed::Column::ChainId.eq(cid))
             .into_tuple::<Option<i64>>()
-            .one(self.db())
+            .one(snap.db())
             .await?
             .flatten();
         let head = head.unwrap_or(row.head_block);
-        Ok(Some((feed_row(row)?, head)))
+        let rows = with_records(snap.db(), cid, vec![row]).await?;
+        snap.close().await?;
+        Ok(rows.into_iter().next().map(|row| (row, head)))
     }
 }

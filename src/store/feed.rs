@@ -50,6 +50,13 @@ pub struct Records {
     pub erc20: Vec<Erc20Record>,
     #[serde(default, rename = "n", skip_serializing_if = "Vec::is_empty")]
     pub nft: Vec<NftRecord>,
+    /// The block's ERC20 transfers are not copied into the row: they are its rows in
+    /// `erc20_transfers` (those of the row's block hash), read in the reader's snapshot. A
+    /// rollback that deletes them copies them into the row first ([`append_removed`]), so a
+    /// row always describes what was stored. Set on every `STORED` row with ERC20 transfers
+    /// since 2026-11-28: copying them cost 11% of a backfill's CPU (`docs/BENCHMARKS.md`).
+    #[serde(default, rename = "es", skip_serializing_if = "std::ops::Not::not")]
+    pub erc20_stored: bool,
 }
 
 /// One ERC20 transfer of a feed row.
@@ -136,8 +143,7 @@ pub(crate) async fn append_stored<C: ConnectionTrait>(
         by_block
             .entry(t.meta.block_number)
             .or_default()
-            .erc20
-            .push(erc20_record(t));
+            .erc20_stored = true;
     }
     for t in nft {
         by_block
@@ -154,7 +160,6 @@ pub(crate) async fn append_stored<C: ConnectionTrait>(
         let Some(header) = headers.get(&number) else {
             continue;
         };
-        records.erc20.sort_by_key(|r| r.log_index);
         records.nft.sort_by_key(|r| (r.log_index, r.batch_index));
         rows.push(row(cid, STORED, header, head as i64, &records, now)?);
     }
@@ -184,15 +189,7 @@ pub(crate) async fn append_removed<C: ConnectionTrait>(
         .await?
     {
         let records = by_block.entry(t.block_number).or_default();
-        records.erc20.push(Erc20Record {
-            contract: t.contract_address,
-            from: t.from_address,
-            to: t.to_address,
-            value: t.value,
-            transaction_hash: t.transaction_hash.to_string(),
-            transaction_index: t.transaction_index as u32,
-            log_index: t.log_index as u32,
-        });
+        records.erc20.push(stored_erc20_record(&t));
     }
     for t in nft_transfer::Entity::find()
         .filter(nft_transfer::Column::ChainId.eq(cid))
@@ -233,6 +230,7 @@ pub(crate) async fn append_removed<C: ConnectionTrait>(
             headers.insert(b.number, b);
         }
     }
+    copy_into_stored_rows(txn, cid, &by_block, &headers).await?;
     let now = now_ms();
     let mut rows = Vec::with_capacity(by_block.len());
     for (number, records) in by_block.into_iter().rev() {
@@ -254,15 +252,68 @@ pub(crate) async fn append_removed<C: ConnectionTrait>(
     insert(txn, rows).await
 }
 
-fn erc20_record(t: &Erc20Move) -> Erc20Record {
+/// Copies the ERC20 transfers a rollback is about to delete (`removed`, by block) into the
+/// `STORED` rows that point at them ([`Records::erc20_stored`]): those of the removed blocks
+/// with the stored block hash (`headers`). Runs in the rollback's transaction, before the
+/// deletes.
+async fn copy_into_stored_rows<C: ConnectionTrait>(
+    txn: &C,
+    cid: i64,
+    removed: &BTreeMap<i64, Records>,
+    headers: &BTreeMap<i64, block::Model>,
+) -> Result<(), DbErr> {
+    let numbers: Vec<i64> = removed
+        .iter()
+        .filter(|(_, r)| !r.erc20.is_empty())
+        .map(|(n, _)| *n)
+        .collect();
+    for chunk in numbers.chunks(CHUNK) {
+        let rows = change_feed::Entity::find()
+            .filter(change_feed::Column::ChainId.eq(cid))
+            .filter(change_feed::Column::Kind.eq(STORED))
+            .filter(change_feed::Column::BlockNumber.is_in(chunk.to_vec()))
+            .all(txn)
+            .await?;
+        for row in rows {
+            let mut records = parse(&row)?;
+            let hash = headers.get(&row.block_number).map(|b| b.hash.to_string());
+            if !records.erc20_stored || hash.as_deref() != Some(row.block_hash.as_str()) {
+                continue;
+            }
+            records.erc20 = removed
+                .get(&row.block_number)
+                .map(|r| r.erc20.clone())
+                .unwrap_or_default();
+            records.erc20_stored = false;
+            change_feed::Entity::update_many()
+                .col_expr(
+                    change_feed::Column::Records,
+                    Expr::value(to_json(&records)?),
+                )
+                .filter(change_feed::Column::Id.eq(row.id))
+                .exec(txn)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// A feed row's records.
+pub fn parse(row: &change_feed::Model) -> Result<Records, DbErr> {
+    serde_json::from_str(&row.records)
+        .map_err(|e| DbErr::Custom(format!("change feed row {}: {e}", row.id)))
+}
+
+/// A stored ERC20 transfer as a feed row keeps it.
+pub fn stored_erc20_record(t: &erc20_transfer::Model) -> Erc20Record {
     Erc20Record {
-        contract: t.meta.contract,
-        from: t.from,
-        to: t.to,
+        contract: t.contract_address,
+        from: t.from_address,
+        to: t.to_address,
         value: t.value,
-        transaction_hash: lower0x(t.meta.transaction_hash.as_slice()),
-        transaction_index: t.meta.transaction_index,
-        log_index: t.meta.log_index,
+        transaction_hash: t.transaction_hash.to_string(),
+        transaction_index: t.transaction_index as u32,
+        log_index: t.log_index as u32,
     }
 }
 

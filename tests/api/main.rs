@@ -13,6 +13,7 @@ mod blackbox_errors;
 mod blackbox_pagination;
 mod blackbox_typed_columns;
 mod blackbox_uint256;
+mod change_feed;
 mod cli;
 mod erc20_holders;
 mod graphql_api;
