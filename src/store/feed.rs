@@ -172,13 +172,67 @@ pub(crate) async fn append_stored<C: ConnectionTrait>(
 }
 
 /// Appends a row per block above `fork` that holds stored transfers, highest block first,
-/// with the transfers the rollback is about to delete. Runs inside the rollback's transaction,
-/// before the deletes.
+/// with the transfers the rollback is about to delete, after copying its ERC20 transfers into
+/// the block's `STORED` row ([`Records::erc20_stored`]). Runs inside the rollback's
+/// transaction, before the deletes.
 pub(crate) async fn append_removed<C: ConnectionTrait>(
     txn: &C,
     cid: i64,
     fork: i64,
 ) -> Result<(), DbErr> {
+    let (by_block, headers) = removed(txn, cid, fork).await?;
+    copy_into_stored_rows(txn, cid, &by_block, &headers).await?;
+    let now = now_ms();
+    let mut rows = Vec::with_capacity(by_block.len());
+    for (number, records) in by_block.into_iter().rev() {
+        let Some(b) = headers.get(&number) else {
+            continue;
+        };
+        rows.push(change_feed::ActiveModel::from(change_feed::Model {
+            id: 0,
+            chain_id: cid,
+            kind: REMOVED,
+            block_number: number,
+            block_hash: b.hash.to_string(),
+            block_timestamp: b.timestamp,
+            head_block: fork,
+            records: to_json(&records)?,
+            created_ms: now,
+        }));
+    }
+    insert(txn, rows).await
+}
+
+/// With the feed turned off (`--feed-retention-blocks 0`), what [`append_removed`] does for the
+/// `STORED` rows written while it was on: those above `fork` get a copy of the ERC20 transfers
+/// the rollback is about to delete. Runs inside the rollback's transaction, before the deletes.
+pub(crate) async fn keep_stored_rows<C: ConnectionTrait>(
+    txn: &C,
+    cid: i64,
+    fork: i64,
+) -> Result<(), DbErr> {
+    let any = change_feed::Entity::find()
+        .select_only()
+        .column(change_feed::Column::Id)
+        .filter(change_feed::Column::ChainId.eq(cid))
+        .filter(change_feed::Column::Kind.eq(STORED))
+        .filter(change_feed::Column::BlockNumber.gt(fork))
+        .into_tuple::<i64>()
+        .one(txn)
+        .await?;
+    if any.is_none() {
+        return Ok(());
+    }
+    let (by_block, headers) = removed(txn, cid, fork).await?;
+    copy_into_stored_rows(txn, cid, &by_block, &headers).await
+}
+
+/// The stored transfers above `fork`, by block, and those blocks' stored headers.
+async fn removed<C: ConnectionTrait>(
+    txn: &C,
+    cid: i64,
+    fork: i64,
+) -> Result<(BTreeMap<i64, Records>, BTreeMap<i64, block::Model>), DbErr> {
     let mut by_block: BTreeMap<i64, Records> = BTreeMap::new();
     for t in erc20_transfer::Entity::find()
         .filter(erc20_transfer::Column::ChainId.eq(cid))
@@ -215,9 +269,6 @@ pub(crate) async fn append_removed<C: ConnectionTrait>(
             batch_index: t.batch_index as u32,
         });
     }
-    if by_block.is_empty() {
-        return Ok(());
-    }
     let numbers: Vec<i64> = by_block.keys().copied().collect();
     let mut headers = BTreeMap::new();
     for chunk in numbers.chunks(CHUNK) {
@@ -230,26 +281,7 @@ pub(crate) async fn append_removed<C: ConnectionTrait>(
             headers.insert(b.number, b);
         }
     }
-    copy_into_stored_rows(txn, cid, &by_block, &headers).await?;
-    let now = now_ms();
-    let mut rows = Vec::with_capacity(by_block.len());
-    for (number, records) in by_block.into_iter().rev() {
-        let Some(b) = headers.get(&number) else {
-            continue;
-        };
-        rows.push(change_feed::ActiveModel::from(change_feed::Model {
-            id: 0,
-            chain_id: cid,
-            kind: REMOVED,
-            block_number: number,
-            block_hash: b.hash.to_string(),
-            block_timestamp: b.timestamp,
-            head_block: fork,
-            records: to_json(&records)?,
-            created_ms: now,
-        }));
-    }
-    insert(txn, rows).await
+    Ok((by_block, headers))
 }
 
 /// Copies the ERC20 transfers a rollback is about to delete (`removed`, by block) into the

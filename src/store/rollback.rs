@@ -26,7 +26,8 @@ pub struct RollbackReport {
 /// transfers that remain; ERC20 balances and token totals lose what the removed transfers
 /// added. With a `fence`, only while the writer holds the chain's lease
 /// ([`lease::check`]). With `fed`, the removed transfers are appended to the change feed
-/// first ([`feed::append_removed`]), in the same transaction.
+/// first ([`feed::append_removed`]), in the same transaction; without, the feed's rows written
+/// while it was on still get their copy of them ([`feed::keep_stored_rows`]).
 pub async fn rollback_to(
     db: &DatabaseConnection,
     chain: Chain,
@@ -57,6 +58,8 @@ pub async fn rollback_to(
         .collect();
     if fed {
         feed::append_removed(&txn, cid, fork).await?;
+    } else {
+        feed::keep_stored_rows(&txn, cid, fork).await?;
     }
     erc20_balances::remove_above(&txn, cid, fork).await?;
     let nft = nft_transfer::Entity::delete_many()

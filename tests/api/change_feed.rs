@@ -81,7 +81,8 @@ async fn stored_flags(db: &DatabaseConnection) -> Vec<(i16, bool, usize)> {
 
 /// A `STORED` row keeps no copy of its ERC20 transfers and reads them from the table; a
 /// rollback copies them into it before it deletes them, so after a reorg the old row, the
-/// removal and the new block's row each read what they describe.
+/// removal and the new block's row each read what they describe; so does a rollback made with
+/// the feed turned off.
 async fn stored_rows_read_their_transfers_through_reorgs(backend: Backend) {
     let fresh = FreshDb::create(backend, "feed_stored").await;
     let db = fresh.db.clone();
@@ -140,5 +141,21 @@ async fn stored_rows_read_their_transfers_through_reorgs(backend: Backend) {
         .expect("block")
         .expect("stored");
     assert_eq!(moved(&last), new);
+
+    // The feed turned off (no rows written or removed any more): a rollback still gives the
+    // rows written before their copy.
+    rollback_to(&db, Chain::ETH, None, cp, None, false)
+        .await
+        .expect("rollback without the feed");
+    assert_eq!(
+        stored_flags(&db).await,
+        [
+            (written::STORED, false, 3),
+            (written::REMOVED, false, 3),
+            (written::STORED, false, 1)
+        ]
+    );
+    let rows = service.feed_after(Chain::ETH, 0, 10).await.expect("feed");
+    assert_eq!(moved(&rows[2]), new);
     fresh.drop_database().await;
 }
