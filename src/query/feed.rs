@@ -1,6 +1,6 @@
 //! The change feed's read side (written by `store::feed`): rows after a position, the light
 //! marks a reader replays to learn which blocks still wait for their confirmations, and the
-//! feed's bounds.
+//! feed's bounds. Rows and the stored ERC20 transfers they point at are read in one snapshot.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,5 +1,6 @@
 //! The change feed's write side: the live indexer appends one row per block it stores (with
-//! the block's transfers) in the batch's transaction ([`append_stored`]), and one row per
+//! the block's NFT transfers, and a mark that its ERC20 transfers are the stored ones:
+//! [`Records::erc20_stored`]) in the batch's transaction ([`append_stored`]), and one row per
 //! block a reorg removes (with the transfers removed) in the rollback's transaction
 //! ([`append_removed`]). Rows older than the retention window are pruned as the head moves
 //! on, and the last pruned id is kept, so that a reader can tell a position that is gone from
