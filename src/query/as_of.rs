@@ -26,6 +26,7 @@ use super::walk::{Position, Walk};
 use super::QueryError;
 use super::SyncStatus;
 use crate::entity::{contract, nft_holding, nft_transfer, scope_sync};
+use crate::store::dialect::any_of_chain;
 use crate::store::replay_moves;
 use crate::types::{Address, Chain, ScopeKind, ScopeState, TokenStandard, Uint256};
 
@@ -46,10 +47,13 @@ impl Holders {
     fn moves(self, chain: Chain) -> Condition {
         let on = Condition::all().add(T::ChainId.eq(chain.db_id()));
         match self {
-            Holders::Wallet(w) => on.add(
-                Condition::any()
-                    .add(T::FromAddress.eq(w))
-                    .add(T::ToAddress.eq(w)),
+            Holders::Wallet(w) => any_of_chain(
+                T::ChainId,
+                chain.db_id(),
+                [
+                    Condition::all().add(T::FromAddress.eq(w)),
+                    Condition::all().add(T::ToAddress.eq(w)),
+                ],
             ),
             Holders::Collection(c, None) => on.add(T::ContractAddress.eq(c)),
             Holders::Collection(c, Some(t)) => {

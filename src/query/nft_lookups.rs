@@ -26,7 +26,7 @@ use super::{
     CollectionNft, ContractInfo, Edge, Key, KeyPart, Page, QueryError, QueryService, SyncStatus,
 };
 use crate::entity::{contract, nft_holding, nft_transfer};
-use crate::store::dialect::Dialect;
+use crate::store::dialect::{any_pair_of_chain, Dialect};
 use crate::types::{Address, Chain, PageSize, Scope, TokenStandard, Uint256};
 
 use nft_holding::Column as H;
@@ -125,15 +125,12 @@ struct Share {
 
 /// Holdings of any of `tokens`.
 fn any_of(chain: Chain, tokens: &[(Address, Uint256)]) -> Condition {
-    let mut any = Condition::any();
-    for (c, t) in tokens {
-        any = any.add(
-            Condition::all()
-                .add(H::ContractAddress.eq(*c))
-                .add(H::TokenId.eq(*t)),
-        );
-    }
-    Condition::all().add(H::ChainId.eq(chain.db_id())).add(any)
+    any_pair_of_chain(
+        H::ChainId,
+        chain.db_id(),
+        (H::ContractAddress, H::TokenId),
+        tokens.iter().copied(),
+    )
 }
 
 impl QueryService {

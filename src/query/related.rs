@@ -5,13 +5,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use sea_orm::{
-    ColumnTrait, Condition, DbErr, EntityTrait, FromQueryResult, IdenStatic, QueryFilter,
-    QueryResult, QuerySelect,
+    ColumnTrait, DbErr, EntityTrait, FromQueryResult, IdenStatic, QueryFilter, QueryResult,
+    QuerySelect,
 };
 
 use super::{columns, ContractInfo, QueryError, QueryService, TokenInfo};
 use crate::entity::{address_label, contract, nft_token};
-use crate::store::dialect::{by_addresses, by_keys, key_join, Dialect};
+use crate::store::dialect::{any_pair_of_chain, by_addresses, by_keys, key_join, Dialect};
 use crate::store::lists::padded;
 use crate::types::{Address, Chain, Uint256};
 
@@ -44,19 +44,16 @@ impl QueryService {
             let stmt = by_keys(&TOKENS_BY_KEYS, chain.db_id(), keys.iter().copied());
             TokenRow::find_by_statement(stmt).all(&self.db).await?
         } else {
-            let mut any = Condition::any();
-            for (a, t) in &padded(keys.iter().copied().collect()) {
-                any = any.add(
-                    Condition::all()
-                        .add(T::ContractAddress.eq(*a))
-                        .add(T::TokenId.eq(*t)),
-                );
-            }
+            let keys = padded(keys.iter().copied().collect());
             nft_token::Entity::find()
                 .select_only()
                 .columns(TokenRow::COLUMNS)
-                .filter(T::ChainId.eq(chain.db_id()))
-                .filter(any)
+                .filter(any_pair_of_chain(
+                    T::ChainId,
+                    chain.db_id(),
+                    (T::ContractAddress, T::TokenId),
+                    keys,
+                ))
                 .into_model::<TokenRow>()
                 .all(&self.db)
                 .await?

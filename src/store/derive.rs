@@ -12,7 +12,7 @@ use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
 };
 
-use super::dialect::{by_keys, key_join, Dialect};
+use super::dialect::{any_pair_of_chain, by_keys, key_join, Dialect};
 
 use crate::entity::{nft_holding, nft_token, nft_transfer};
 use crate::types::{Address, TokenStandard, Uint256};
@@ -37,11 +37,7 @@ fn token_condition(
     id: impl ColumnTrait,
     chain: impl ColumnTrait,
 ) -> Condition {
-    let mut any = Condition::any();
-    for (c, t) in tokens {
-        any = any.add(Condition::all().add(contract.eq(*c)).add(id.eq(*t)));
-    }
-    Condition::all().add(chain.eq(cid)).add(any)
+    any_pair_of_chain(chain, cid, (contract, id), tokens.iter().copied())
 }
 
 /// Recomputes holdings and mint data of `tokens` (contract, token id in storage form).

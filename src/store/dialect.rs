@@ -5,7 +5,7 @@
 //! instead of branching on the backend.
 
 use sea_orm::sea_query::{ArrayType, Expr, SimpleExpr};
-use sea_orm::{ConnectionTrait, DbBackend, Statement, Value};
+use sea_orm::{ColumnTrait, Condition, ConnectionTrait, DbBackend, Statement, Value};
 
 use crate::types::{Address, Uint256};
 
@@ -145,6 +145,39 @@ impl Dialect {
     }
 }
 
+/// Rows of chain `chain_id` that match any of `arms`, written `(chain = c AND arm) OR (chain = c
+/// AND arm) ...`: the chain's condition inside every arm. SQLite does not distribute `chain = c
+/// AND (arm OR arm ...)` into the arms, so that form reads every row of the chain (an index range
+/// on the chain alone), while each whole arm is an index search of its own (a `MULTI-INDEX OR`).
+/// MySQL/MariaDB make a range of each arm either way. No arms: no rows. The result is a
+/// conjunction (of the one `OR`): what a caller `add`s to it narrows it.
+pub fn any_of_chain(
+    chain: impl ColumnTrait,
+    chain_id: i64,
+    arms: impl IntoIterator<Item = Condition>,
+) -> Condition {
+    let any = arms.into_iter().fold(Condition::any(), |any, arm| {
+        any.add(Condition::all().add(chain.eq(chain_id)).add(arm))
+    });
+    Condition::all().add(any)
+}
+
+/// [`any_of_chain`] over (a, b) pairs: rows of the chain whose `a` and `b` are one of `pairs`.
+pub fn any_pair_of_chain<A: Into<Value>, B: Into<Value>>(
+    chain: impl ColumnTrait,
+    chain_id: i64,
+    (a, b): (impl ColumnTrait, impl ColumnTrait),
+    pairs: impl IntoIterator<Item = (A, B)>,
+) -> Condition {
+    any_of_chain(
+        chain,
+        chain_id,
+        pairs
+            .into_iter()
+            .map(|(x, y)| Condition::all().add(a.eq(x)).add(b.eq(y))),
+    )
+}
+
 /// `JOIN UNNEST($2::bytea[], $3::bytea[]) AS k(c, i) ON {t}.{contract} = k.c AND {t}.{id} = k.i`:
 /// the key join of [`by_keys`] statements, over table alias `t`.
 pub fn key_join(t: &str, contract: &str, id: &str) -> String {
@@ -215,6 +248,120 @@ pub fn by_address_pairs(sql: &str, chain_id: i64, pairs: &[(Address, Address)]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entity::{erc20_balance, nft_holding, nft_token, nft_transfer};
+    use crate::store::testing::{close, sqlite};
+    use sea_orm::{EntityTrait, QueryFilter, QueryTrait, Select};
+
+    /// SQLite's plan of `select`, one line per step.
+    async fn sqlite_plan<E: EntityTrait>(db: &impl ConnectionTrait, select: Select<E>) -> String {
+        let stmt = select.build(DbBackend::Sqlite);
+        let explain = Statement {
+            sql: format!("EXPLAIN QUERY PLAN {}", stmt.sql),
+            ..stmt
+        };
+        let rows = db.query_all_raw(explain).await.expect("explain");
+        rows.iter()
+            .map(|r| r.try_get::<String>("", "detail").expect("detail"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// SQLite's plan of reading the rows of `E` that match `cond`.
+    async fn plan<E: EntityTrait>(db: &impl ConnectionTrait, cond: Condition) -> String {
+        sqlite_plan(db, E::find().filter(cond)).await
+    }
+
+    /// The (contract, token id) and (holder, token) lookups of the write path and the query
+    /// service, and a wallet's NFT moves (sent or received), search an index for every arm on
+    /// SQLite (as freshly migrated, without statistics, as a new database is); the chain's
+    /// condition outside the `OR`, the form [`any_of_chain`] replaces, reads every row of the
+    /// chain.
+    #[tokio::test]
+    async fn sqlite_searches_an_index_for_every_arm() {
+        use nft_transfer::Column as T;
+        let (db, path) = sqlite("any_of_chain").await;
+        let id = Uint256::from_u64;
+        let tokens = [(Address::ZERO, id(1)), (Address::ZERO, id(2))];
+        let pairs = [(Address::ZERO, Address::ZERO); 2];
+        let wallet = [
+            Condition::all().add(T::FromAddress.eq(Address::ZERO)),
+            Condition::all().add(T::ToAddress.eq(Address::ZERO)),
+        ];
+        use {erc20_balance::Column as b, nft_holding::Column as h, nft_token::Column as k};
+        fn pair<X: Into<Value>, Y: Into<Value>>(
+            (chain, a, b): (impl ColumnTrait, impl ColumnTrait, impl ColumnTrait),
+            keys: [(X, Y); 2],
+        ) -> Condition {
+            any_pair_of_chain(chain, 1, (a, b), keys)
+        }
+        let plans = [
+            plan::<nft_transfer::Entity>(
+                &db,
+                pair((T::ChainId, T::ContractAddress, T::TokenId), tokens),
+            )
+            .await,
+            plan::<nft_transfer::Entity>(&db, any_of_chain(T::ChainId, 1, wallet)).await,
+            plan::<nft_holding::Entity>(
+                &db,
+                pair((h::ChainId, h::ContractAddress, h::TokenId), tokens),
+            )
+            .await,
+            plan::<nft_token::Entity>(
+                &db,
+                pair((k::ChainId, k::ContractAddress, k::TokenId), tokens),
+            )
+            .await,
+            plan::<erc20_balance::Entity>(
+                &db,
+                pair((b::ChainId, b::OwnerAddress, b::ContractAddress), pairs),
+            )
+            .await,
+        ];
+        for plan in plans {
+            assert!(plan.starts_with("MULTI-INDEX OR"), "{plan}");
+            assert!(!plan.contains("(chain_id=?)"), "{plan}");
+        }
+        let outside = tokens.iter().fold(Condition::any(), |any, (c, t)| {
+            any.add(
+                Condition::all()
+                    .add(T::ContractAddress.eq(*c))
+                    .add(T::TokenId.eq(*t)),
+            )
+        });
+        let select = nft_transfer::Entity::find()
+            .filter(T::ChainId.eq(1))
+            .filter(outside);
+        let plan = sqlite_plan(&db, select).await;
+        assert!(plan.contains("(chain_id=?)"), "{plan}");
+        close(db, &path).await;
+    }
+
+    /// No arms match no row; one arm without a condition matches the chain's rows.
+    #[tokio::test]
+    async fn no_arms_match_nothing() {
+        use crate::entity::contract::{Column as C, Entity as Contract};
+        let (db, path) = sqlite("no_arms").await;
+        db.execute_unprepared(
+            "INSERT INTO contracts (chain_id, address, possible_spam, verified) \
+             VALUES (1, zeroblob(20), 0, 0)",
+        )
+        .await
+        .expect("a row");
+        let count = |arms: Vec<Condition>| {
+            let db = &db;
+            async move {
+                Contract::find()
+                    .filter(any_of_chain(C::ChainId, 1, arms))
+                    .all(db)
+                    .await
+                    .expect("read")
+                    .len()
+            }
+        };
+        assert_eq!(count(vec![]).await, 0);
+        assert_eq!(count(vec![Condition::all()]).await, 1);
+        close(db, &path).await;
+    }
 
     #[test]
     fn conflict_clauses_per_dialect() {

@@ -23,7 +23,7 @@ use sea_orm::{
 };
 
 use super::bulk::{Rows, Values};
-use super::dialect::{by_address_pairs, Dialect};
+use super::dialect::{any_pair_of_chain, by_address_pairs, Dialect};
 use super::CHUNK;
 use crate::decode::Erc20Move;
 use crate::entity::{chain_state, erc20_balance, erc20_token_total, erc20_transfer};
@@ -456,18 +456,15 @@ async fn last_block<C: ConnectionTrait>(
     Ok(last)
 }
 
-/// `(owner, token) IN pairs`, written as an `OR` (SQLite, MySQL).
+/// `(owner, token) IN pairs`, written as an `OR` (SQLite, MySQL; see [`any_pair_of_chain`]).
 fn pair_condition(cid: i64, pairs: &[(Address, Address)]) -> Condition {
     use erc20_balance::Column as B;
-    let mut any = Condition::any();
-    for (owner, token) in pairs {
-        any = any.add(
-            Condition::all()
-                .add(B::OwnerAddress.eq(*owner))
-                .add(B::ContractAddress.eq(*token)),
-        );
-    }
-    Condition::all().add(B::ChainId.eq(cid)).add(any)
+    any_pair_of_chain(
+        B::ChainId,
+        cid,
+        (B::OwnerAddress, B::ContractAddress),
+        pairs.iter().copied(),
+    )
 }
 
 /// The stored balance rows of `pairs`: on PostgreSQL one primary-key probe per pair (the
@@ -491,7 +488,8 @@ async fn read_pairs<C: ConnectionTrait>(
             .await
     } else {
         // By the key's prefix: the pairs' owners (an index range each), then their tokens,
-        // then the pairs themselves (an `OR` of the pairs is a scan of the table on SQLite).
+        // then the pairs themselves: a parameter per holder and per token, against three per
+        // pair for their `OR` (`any_pair_of_chain`).
         use erc20_balance::Column as B;
         let owners: BTreeSet<Address> = pairs.iter().map(|p| p.0).collect();
         let tokens: BTreeSet<Address> = pairs.iter().map(|p| p.1).collect();
