@@ -145,20 +145,31 @@ impl Dialect {
     }
 }
 
+/// Arms of an `OR` per statement ([`any_of_chain`]): SQLite parses an `OR` of n arms as an
+/// expression n deep and refuses one deeper than 1,000 ("Expression tree is too large",
+/// `SQLITE_MAX_EXPR_DEPTH`).
+pub const OR_ARMS: usize = 500;
+
 /// Rows of chain `chain_id` that match any of `arms`, written `(chain = c AND arm) OR (chain = c
 /// AND arm) ...`: the chain's condition inside every arm. SQLite does not distribute `chain = c
 /// AND (arm OR arm ...)` into the arms, so that form reads every row of the chain (an index range
 /// on the chain alone), while each whole arm is an index search of its own (a `MULTI-INDEX OR`).
-/// MySQL/MariaDB make a range of each arm either way. No arms: no rows. The result is a
-/// conjunction (of the one `OR`): what a caller `add`s to it narrows it.
+/// MySQL/MariaDB make a range of each arm either way. No arms: no rows; at most [`OR_ARMS`].
+/// The result is a conjunction (of the one `OR`): what a caller `add`s to it narrows it.
 pub fn any_of_chain(
     chain: impl ColumnTrait,
     chain_id: i64,
     arms: impl IntoIterator<Item = Condition>,
 ) -> Condition {
-    let any = arms.into_iter().fold(Condition::any(), |any, arm| {
-        any.add(Condition::all().add(chain.eq(chain_id)).add(arm))
-    });
+    let (any, n) = arms
+        .into_iter()
+        .fold((Condition::any(), 0), |(any, n), arm| {
+            (
+                any.add(Condition::all().add(chain.eq(chain_id)).add(arm)),
+                n + 1,
+            )
+        });
+    debug_assert!(n <= OR_ARMS, "{n} arms: SQLite refuses an OR this deep");
     Condition::all().add(any)
 }
 
@@ -336,7 +347,8 @@ mod tests {
         close(db, &path).await;
     }
 
-    /// No arms match no row; one arm without a condition matches the chain's rows.
+    /// No arms match no row; one arm without a condition matches the chain's rows; [`OR_ARMS`]
+    /// arms run on SQLite, twice as many do not.
     #[tokio::test]
     async fn no_arms_match_nothing() {
         use crate::entity::contract::{Column as C, Entity as Contract};
@@ -360,6 +372,18 @@ mod tests {
         };
         assert_eq!(count(vec![]).await, 0);
         assert_eq!(count(vec![Condition::all()]).await, 1);
+        // As many arms as a statement may hold run; twice as many are refused.
+        let arms = |n| vec![Condition::all().add(C::Address.eq(Address::ZERO)); n];
+        assert_eq!(count(arms(OR_ARMS)).await, 1);
+        let deep = (0..2 * OR_ARMS).fold(Condition::any(), |any, _| {
+            any.add(
+                Condition::all()
+                    .add(C::ChainId.eq(1))
+                    .add(C::Address.eq(Address::ZERO)),
+            )
+        });
+        let refused = Contract::find().filter(deep).all(&db).await;
+        assert!(refused.is_err_and(|e| e.to_string().contains("too large")));
         close(db, &path).await;
     }
 

@@ -23,14 +23,16 @@ use sea_orm::{
 };
 
 use super::bulk::{Rows, Values};
-use super::dialect::{any_pair_of_chain, by_address_pairs, Dialect};
+use super::dialect::{any_pair_of_chain, by_address_pairs, Dialect, OR_ARMS};
 use super::CHUNK;
 use crate::decode::Erc20Move;
 use crate::entity::{chain_state, erc20_balance, erc20_token_total, erc20_transfer};
 use crate::types::{Address, Uint256};
 
-/// (holder, token) pairs per statement on SQLite and MySQL (two parameters each).
-pub(super) const PAIRS_PER_ROUND: usize = 200;
+/// (holder, token) pairs per round on SQLite and MySQL: its reads and deletes take
+/// [`OR_ARMS`] pairs per statement, its rows are cut by [`Rows::insert`], and a backfill of 1M transfers between new holders makes 500 rounds, not
+/// 10,000 (on SQLite ×1.1–1.2 faster than rounds of 200, `docs/BENCHMARKS.md`).
+pub(super) const PAIRS_PER_ROUND: usize = 4_000;
 /// (holder, token) pairs per round on PostgreSQL (two arrays, whatever their length).
 pub(super) const PG_PAIRS_PER_ROUND: usize = 20_000;
 /// Blocks per statement when looking for stored transfers.
@@ -280,9 +282,9 @@ pub(super) async fn apply_balances<C: ConnectionTrait>(
             };
             rows.push(*key, net, last);
         }
-        if !emptied.is_empty() {
+        for part in emptied.chunks(OR_ARMS) {
             erc20_balance::Entity::delete_many()
-                .filter(pair_condition(cid, &emptied))
+                .filter(pair_condition(cid, part))
                 .exec(db)
                 .await?;
         }
@@ -487,32 +489,87 @@ async fn read_pairs<C: ConnectionTrait>(
             .all(db)
             .await
     } else {
-        // By the key's prefix: the pairs' owners (an index range each), then their tokens,
-        // then the pairs themselves: a parameter per holder and per token, against three per
-        // pair for their `OR` (`any_pair_of_chain`).
+        // By the key's prefix: the holders of a part (an index range each), then its tokens,
+        // then the pairs themselves, in parts whose holders × tokens (the searches) stay
+        // bounded ([`by_holders_and_tokens`]). An `OR` of the pairs (`any_pair_of_chain`) is
+        // exact too, but SQLite plans each of its arms: 1.2–1.3× slower ingest.
         use erc20_balance::Column as B;
-        let owners: BTreeSet<Address> = pairs.iter().map(|p| p.0).collect();
-        let tokens: BTreeSet<Address> = pairs.iter().map(|p| p.1).collect();
+        let mut rows = Vec::with_capacity(pairs.len());
+        for (owners, tokens) in by_holders_and_tokens(pairs) {
+            let read = erc20_balance::Entity::find()
+                .filter(B::ChainId.eq(cid))
+                .filter(B::OwnerAddress.is_in(owners))
+                .filter(B::ContractAddress.is_in(tokens))
+                .all(db)
+                .await?;
+            rows.extend(read);
+        }
         let wanted: BTreeSet<&(Address, Address)> = pairs.iter().collect();
-        let rows = erc20_balance::Entity::find()
-            .filter(B::ChainId.eq(cid))
-            .filter(B::OwnerAddress.is_in(owners.iter().copied()))
-            .filter(B::ContractAddress.is_in(tokens.iter().copied()))
-            .all(db)
-            .await?;
-        Ok(rows
-            .into_iter()
-            .filter(|r| wanted.contains(&(r.owner_address, r.contract_address)))
-            .collect())
+        rows.retain(|r| wanted.contains(&(r.owner_address, r.contract_address)));
+        Ok(rows)
     }
+}
+
+/// Index searches (holders × tokens) one read of [`read_pairs`] may make.
+const SEARCHES_PER_READ: usize = 40_000;
+/// Parameters (holders + tokens) of one read of [`read_pairs`], well within SQLite's and
+/// MySQL's bind limits.
+const PARAMS_PER_READ: usize = 8_000;
+
+/// `pairs` cut, in order, into parts whose holders × tokens stay within [`SEARCHES_PER_READ`]
+/// and holders + tokens within [`PARAMS_PER_READ`]: each part's distinct holders and tokens. A round's pairs are ordered by holder, so a part spans few holders when they
+/// hold many tokens, and many when they hold one.
+fn by_holders_and_tokens(pairs: &[(Address, Address)]) -> Vec<(Vec<Address>, Vec<Address>)> {
+    let mut parts = Vec::new();
+    let (mut owners, mut tokens) = (BTreeSet::new(), BTreeSet::new());
+    for &(o, t) in pairs {
+        let o_after = owners.len() + usize::from(!owners.contains(&o));
+        let t_after = tokens.len() + usize::from(!tokens.contains(&t));
+        if o_after * t_after > SEARCHES_PER_READ || o_after + t_after > PARAMS_PER_READ {
+            parts.push((
+                std::mem::take(&mut owners).into_iter().collect(),
+                std::mem::take(&mut tokens).into_iter().collect(),
+            ));
+        }
+        owners.insert(o);
+        tokens.insert(t);
+    }
+    if !owners.is_empty() {
+        parts.push((owners.into_iter().collect(), tokens.into_iter().collect()));
+    }
+    parts
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Parts cover every pair once, in order, within both bounds: one part for many holders of
+    /// one token, parts of ~200 when every pair has a holder and a token of its own.
+    #[test]
+    fn reads_are_cut_into_bounded_parts() {
+        let one_token: Vec<_> = (0..4_000).map(|i| (nth(1, i), a(0))).collect();
+        assert_eq!(by_holders_and_tokens(&one_token).len(), 1);
+        let distinct: Vec<_> = (0..1_000).map(|i| (nth(1, i), nth(2, i))).collect();
+        let parts = by_holders_and_tokens(&distinct);
+        assert_eq!(parts.len(), 5);
+        let mut covered = 0;
+        for (owners, tokens) in &parts {
+            assert!(owners.len() * tokens.len() <= SEARCHES_PER_READ);
+            assert!(owners.len() + tokens.len() <= PARAMS_PER_READ);
+            covered += owners.len();
+        }
+        assert_eq!(covered, 1_000);
+        assert!(by_holders_and_tokens(&[]).is_empty());
+    }
+
     fn a(n: u8) -> Address {
         Address::parse(&format!("0x{n:040x}")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The `i`th address of family `k`.
+    fn nth(k: u8, i: u64) -> Address {
+        Address::parse(&format!("0x{k:02x}{i:038x}")).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn u(n: u64) -> Uint256 {
