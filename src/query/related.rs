@@ -11,13 +11,17 @@ use sea_orm::{
 
 use super::{columns, ContractInfo, QueryError, QueryService, TokenInfo};
 use crate::entity::{address_label, contract, nft_token};
-use crate::store::dialect::{any_pair_of_chain, by_addresses, by_keys, key_join, Dialect};
+use crate::store::dialect::{any_pair_of_chain, by_addresses, by_keys, key_join, Dialect, OR_ARMS};
 use crate::store::lists::padded;
 use crate::types::{Address, Chain, Uint256};
 
 use address_label::Column as L;
 use contract::Column as C;
 use nft_token::Column as T;
+
+/// (contract, token id) keys per read of [`QueryService::tokens`] on SQLite and MySQL: the
+/// largest power of two within [`OR_ARMS`], which padding (`store/lists.rs`) keeps.
+const KEYS_PER_READ: usize = 1 << (usize::BITS - 1 - OR_ARMS.leading_zeros());
 
 impl QueryService {
     /// Metadata of these contracts; unknown contracts are absent from the map.
@@ -44,19 +48,26 @@ impl QueryService {
             let stmt = by_keys(&TOKENS_BY_KEYS, chain.db_id(), keys.iter().copied());
             TokenRow::find_by_statement(stmt).all(&self.db).await?
         } else {
-            let keys = padded(keys.iter().copied().collect());
-            nft_token::Entity::find()
-                .select_only()
-                .columns(TokenRow::COLUMNS)
-                .filter(any_pair_of_chain(
-                    T::ChainId,
-                    chain.db_id(),
-                    (T::ContractAddress, T::TokenId),
-                    keys,
-                ))
-                .into_model::<TokenRow>()
-                .all(&self.db)
-                .await?
+            // A dataloader's batch may hold more keys than an `OR` may (`OR_ARMS`): parts of a
+            // power of two, so that padding keeps each within it.
+            let keys: Vec<_> = keys.iter().copied().collect();
+            let mut rows = Vec::with_capacity(keys.len());
+            for part in keys.chunks(KEYS_PER_READ) {
+                let read = nft_token::Entity::find()
+                    .select_only()
+                    .columns(TokenRow::COLUMNS)
+                    .filter(any_pair_of_chain(
+                        T::ChainId,
+                        chain.db_id(),
+                        (T::ContractAddress, T::TokenId),
+                        padded(part.to_vec()),
+                    ))
+                    .into_model::<TokenRow>()
+                    .all(&self.db)
+                    .await?;
+                rows.extend(read);
+            }
+            rows
         };
         Ok(rows
             .into_iter()

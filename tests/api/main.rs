@@ -25,6 +25,7 @@ mod import_counts;
 mod lists;
 mod moralis_lookups;
 mod openapi_doc;
+mod pair_lookups;
 mod playground_browser;
 mod point_in_time;
 mod rest_inprocess;
