@@ -228,13 +228,29 @@ impl Anvil {
                 json!([{"from": self.accounts[0], "data": data, "gas": "0x1c9c380"}]),
             )
             .await;
-        self.mine(1).await;
-        let receipt = self.rpc("eth_getTransactionReceipt", json!([tx])).await;
+        let receipt = self.mined_receipt(&tx).await;
         assert_eq!(receipt["status"], "0x1", "deploy {name}: {receipt}");
         receipt["contractAddress"]
             .as_str()
             .expect("contract address")
             .to_lowercase()
+    }
+
+    /// The receipt of `tx` once a block holds it: mines a block, and on a busy machine, where
+    /// the node may not have the transaction in its pool yet or its receipt indexed, waits and
+    /// mines again (up to ~10 s).
+    async fn mined_receipt(&self, tx: &Value) -> Value {
+        for attempt in 0..100 {
+            if attempt % 10 == 0 {
+                self.mine(1).await;
+            }
+            let receipt = self.rpc("eth_getTransactionReceipt", json!([tx])).await;
+            if !receipt.is_null() {
+                return receipt;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Value::Null
     }
 
     pub async fn mine(&self, n: u64) {
