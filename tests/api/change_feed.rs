@@ -13,7 +13,7 @@ use tokenql::query::feed::FeedRow;
 use tokenql::query::QueryService;
 use tokenql::store::feed::{self as written, Retention};
 use tokenql::store::rollback::rollback_to;
-use tokenql::store::{write_batch, Batch, BlockHeader, Checkpoint};
+use tokenql::store::{write_batch, Batch, Checkpoint};
 use tokenql::types::{Address, Chain, Uint256};
 
 crate::backend_tests!(stored_rows_read_their_transfers_through_reorgs);
@@ -42,20 +42,9 @@ fn block_one(h: u8, n: u32) -> Batch {
         })
         .collect();
     Batch {
-        blocks: vec![BlockHeader {
-            number: 1,
-            hash,
-            parent_hash: None,
-            timestamp: 1_000,
-        }],
         erc20,
-        checkpoint: Some(Checkpoint {
-            start_block: 0,
-            indexed_block: Some(1),
-            head_block: 1,
-        }),
         feed: Some(Retention::default()),
-        ..Batch::default()
+        ..crate::pair_lookups::block_one(hash)
     }
 }
 

@@ -43,13 +43,21 @@ fn mints() -> Batch {
         })
         .collect();
     Batch {
+        nft,
+        ..block_one(hash)
+    }
+}
+
+/// Block 1 (hash `hash`) with nothing in it, and the checkpoint that stores it: what the
+/// in-process tests of this binary write their transfers in.
+pub(crate) fn block_one(hash: B256) -> Batch {
+    Batch {
         blocks: vec![BlockHeader {
             number: 1,
             hash,
             parent_hash: None,
             timestamp: 1_000,
         }],
-        nft,
         checkpoint: Some(Checkpoint {
             start_block: 0,
             indexed_block: Some(1),
