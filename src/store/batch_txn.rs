@@ -1,8 +1,11 @@
-//! The transaction a batch is written in ([`super::write_batch`]). On PostgreSQL it is a sqlx
-//! transaction of the store's own: sea-orm's statements run on it like on any connection, and
-//! the batch's new ERC20 transfers go in by binary `COPY` on the same connection, inside the
-//! same transaction (sea-orm's `DatabaseTransaction` does not lend its connection for `COPY`).
-//! Elsewhere it is sea-orm's transaction, and the transfers go in as a bulk `INSERT`.
+//! The transaction a batch is written in ([`super::write_batch`]). On PostgreSQL and SQLite it
+//! is a sqlx transaction of the store's own: sea-orm's statements run on it like on any
+//! connection, their bound values moved into the driver's arguments rather than copied (sea-orm's
+//! own transaction copies every value of a statement before binding it: for a batch's bulk
+//! inserts, every address, hash and amount). On PostgreSQL the batch's new ERC20 transfers go in
+//! by binary `COPY` on the same connection, inside the same transaction (sea-orm's
+//! `DatabaseTransaction` does not lend its connection for `COPY`). On MySQL it is sea-orm's
+//! transaction; there and on SQLite the transfers go in as a bulk `INSERT`.
 //!
 //! `COPY` saves the server the `UNNEST` arrays' parsing, and the writer building a bound value
 //! per field: in `psql`, 40,000 transfers went into the table (its primary key only, as in a
@@ -10,8 +13,7 @@
 
 use std::sync::Arc;
 
-use sea_orm::sqlx::postgres::{PgPool, PgQueryResult, PgRow};
-use sea_orm::sqlx::{self, Postgres};
+use sea_orm::sqlx::{self, Database, IntoArguments, Postgres, Sqlite};
 use sea_orm::{
     ConnAcquireErr, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, ExecResult,
     QueryResult, RuntimeErr, Statement, TransactionTrait,
@@ -25,22 +27,50 @@ use super::pg_copy::error as exec_error;
 
 /// A batch's writing transaction.
 pub(super) enum BatchTxn {
-    /// sea-orm's transaction (SQLite, MySQL).
+    /// sea-orm's transaction (MySQL).
     Orm(DatabaseTransaction),
     /// A sqlx transaction on a connection of the PostgreSQL pool.
     Pg(Mutex<sqlx::Transaction<'static, Postgres>>),
+    /// A sqlx transaction on a connection of the SQLite pool.
+    Sqlite(Mutex<sqlx::Transaction<'static, Sqlite>>),
+}
+
+/// Runs `$on_sqlx` with `$conn` bound to the sqlx connection of a PostgreSQL or SQLite batch
+/// transaction (the same code, typed for each driver), or `$on_orm` with sea-orm's.
+macro_rules! on_connection {
+    ($txn:expr, $orm:ident => $on_orm:expr, $conn:ident => $on_sqlx:expr) => {
+        match $txn {
+            BatchTxn::Orm($orm) => $on_orm,
+            BatchTxn::Pg(txn) => {
+                let mut guard = txn.lock().await;
+                let $conn = &mut **guard;
+                $on_sqlx
+            }
+            BatchTxn::Sqlite(txn) => {
+                let mut guard = txn.lock().await;
+                let $conn = &mut **guard;
+                $on_sqlx
+            }
+        }
+    };
 }
 
 impl BatchTxn {
-    /// Begins the transaction: on PostgreSQL on a connection of the pool, held until the
-    /// commit (dropped uncommitted, it is rolled back).
+    /// Begins the transaction: on PostgreSQL and SQLite on a connection of the pool, held
+    /// until the commit (dropped uncommitted, it is rolled back).
     pub(super) async fn begin(db: &DatabaseConnection) -> Result<Self, DbErr> {
-        if let sea_orm::DatabaseConnectionType::SqlxPostgresPoolConnection(_) = &db.inner {
-            let pool: &PgPool = db.get_postgres_connection_pool();
-            let txn = pool.begin().await.map_err(begin_error)?;
-            return Ok(BatchTxn::Pg(Mutex::new(txn)));
+        use sea_orm::DatabaseConnectionType as Type;
+        match &db.inner {
+            Type::SqlxPostgresPoolConnection(_) => {
+                let txn = db.get_postgres_connection_pool().begin().await;
+                Ok(BatchTxn::Pg(Mutex::new(txn.map_err(begin_error)?)))
+            }
+            Type::SqlxSqlitePoolConnection(_) => {
+                let txn = db.get_sqlite_connection_pool().begin().await;
+                Ok(BatchTxn::Sqlite(Mutex::new(txn.map_err(begin_error)?)))
+            }
+            _ => Ok(BatchTxn::Orm(db.begin().await?)),
         }
-        Ok(BatchTxn::Orm(db.begin().await?))
     }
 
     /// Commits.
@@ -48,25 +78,24 @@ impl BatchTxn {
         match self {
             BatchTxn::Orm(txn) => txn.commit().await,
             BatchTxn::Pg(txn) => txn.into_inner().commit().await.map_err(exec_error),
+            BatchTxn::Sqlite(txn) => txn.into_inner().commit().await.map_err(exec_error),
         }
     }
 
     /// Inserts rows whose keys the caller knows are not stored ([`Rows::known_new`]): by
     /// binary `COPY` on PostgreSQL, by bulk `INSERT` elsewhere.
     pub(super) async fn insert_new(&self, rows: Rows) -> Result<(), DbErr> {
-        match self {
-            BatchTxn::Orm(txn) => rows.known_new().insert(txn).await,
-            BatchTxn::Pg(txn) => {
-                let Some((sql, data)) = rows.copy_in()? else {
-                    return Ok(());
-                };
-                let mut conn = txn.lock().await;
-                let mut copy = conn.copy_in_raw(&sql).await.map_err(exec_error)?;
-                copy.send(data).await.map_err(exec_error)?;
-                copy.finish().await.map_err(exec_error)?;
-                Ok(())
-            }
-        }
+        let BatchTxn::Pg(txn) = self else {
+            return rows.known_new().insert(self).await;
+        };
+        let Some((sql, data)) = rows.copy_in()? else {
+            return Ok(());
+        };
+        let mut conn = txn.lock().await;
+        let mut copy = conn.copy_in_raw(&sql).await.map_err(exec_error)?;
+        copy.send(data).await.map_err(exec_error)?;
+        copy.finish().await.map_err(exec_error)?;
+        Ok(())
     }
 }
 
@@ -85,10 +114,15 @@ fn query_error(e: sqlx::Error) -> DbErr {
     DbErr::Query(RuntimeErr::SqlxError(Arc::new(e)))
 }
 
-/// The statement with its values bound, as sea-orm's PostgreSQL driver binds them.
-fn bound(stmt: &Statement) -> sqlx::query::Query<'_, Postgres, SqlxValues> {
-    let values = stmt.values.clone().unwrap_or(sea_orm::Values(Vec::new()));
-    sqlx::query_with(sqlx::AssertSqlSafe(stmt.sql.as_str()), SqlxValues(values))
+/// The statement with its values moved into the driver's arguments, bound as sea-orm's
+/// drivers bind them.
+fn bound<DB>(stmt: Statement) -> sqlx::query::Query<'static, DB, SqlxValues>
+where
+    DB: Database,
+    SqlxValues: for<'q> IntoArguments<DB>,
+{
+    let values = stmt.values.unwrap_or(sea_orm::Values(Vec::new()));
+    sqlx::query_with(sqlx::AssertSqlSafe(stmt.sql), SqlxValues(values))
 }
 
 #[async_trait::async_trait]
@@ -98,59 +132,46 @@ impl ConnectionTrait for BatchTxn {
         match self {
             BatchTxn::Orm(txn) => txn.get_database_backend(),
             BatchTxn::Pg(_) => Dialect::Postgres.backend(),
+            BatchTxn::Sqlite(_) => Dialect::Sqlite.backend(),
         }
     }
 
     async fn execute_raw(&self, stmt: Statement) -> Result<ExecResult, DbErr> {
-        match self {
-            BatchTxn::Orm(txn) => txn.execute_raw(stmt).await,
-            BatchTxn::Pg(txn) => {
-                let mut conn = txn.lock().await;
-                let r: PgQueryResult = bound(&stmt)
-                    .execute(&mut **conn)
-                    .await
-                    .map_err(exec_error)?;
-                Ok(r.into())
-            }
+        on_connection! {
+            self,
+            txn => txn.execute_raw(stmt).await,
+            conn => Ok(bound(stmt).execute(conn).await.map_err(exec_error)?.into())
         }
     }
 
     async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
-        match self {
-            BatchTxn::Orm(txn) => txn.execute_unprepared(sql).await,
-            BatchTxn::Pg(txn) => {
-                let mut conn = txn.lock().await;
-                let r = sqlx::Executor::execute(&mut **conn, sqlx::AssertSqlSafe(sql.to_owned()))
-                    .await
-                    .map_err(exec_error)?;
-                Ok(r.into())
+        on_connection! {
+            self,
+            txn => txn.execute_unprepared(sql).await,
+            conn => {
+                let sql = sqlx::AssertSqlSafe(sql.to_owned());
+                Ok(sqlx::Executor::execute(conn, sql).await.map_err(exec_error)?.into())
             }
         }
     }
 
     async fn query_one_raw(&self, stmt: Statement) -> Result<Option<QueryResult>, DbErr> {
-        match self {
-            BatchTxn::Orm(txn) => txn.query_one_raw(stmt).await,
-            BatchTxn::Pg(txn) => {
-                let mut conn = txn.lock().await;
-                let row: Option<PgRow> = bound(&stmt)
-                    .fetch_optional(&mut **conn)
-                    .await
-                    .map_err(query_error)?;
+        on_connection! {
+            self,
+            txn => txn.query_one_raw(stmt).await,
+            conn => {
+                let row = bound(stmt).fetch_optional(conn).await.map_err(query_error)?;
                 Ok(row.map(QueryResult::from))
             }
         }
     }
 
     async fn query_all_raw(&self, stmt: Statement) -> Result<Vec<QueryResult>, DbErr> {
-        match self {
-            BatchTxn::Orm(txn) => txn.query_all_raw(stmt).await,
-            BatchTxn::Pg(txn) => {
-                let mut conn = txn.lock().await;
-                let rows: Vec<PgRow> = bound(&stmt)
-                    .fetch_all(&mut **conn)
-                    .await
-                    .map_err(query_error)?;
+        on_connection! {
+            self,
+            txn => txn.query_all_raw(stmt).await,
+            conn => {
+                let rows = bound(stmt).fetch_all(conn).await.map_err(query_error)?;
                 Ok(rows.into_iter().map(QueryResult::from).collect())
             }
         }
@@ -221,6 +242,11 @@ mod tests {
             || rows::erc20(1, &moves, &headers, Dialect::of(&db)).unwrap_or_else(|e| panic!("{e}"));
 
         let txn = BatchTxn::begin(&db).await.expect("begin");
+        assert_eq!(
+            matches!(txn, BatchTxn::Orm(_)),
+            backend == Backend::MySql,
+            "PostgreSQL and SQLite write on the store's own sqlx transaction"
+        );
         txn.insert_new(new()).await.expect("insert");
         assert_eq!(stored(&txn).await.len(), 3, "seen inside the transaction");
         if backend != Backend::Sqlite {
