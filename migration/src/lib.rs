@@ -33,6 +33,7 @@ mod m20261127_000011_streams;
 mod m20261128_000012_binary_columns;
 mod m20261128_000013_feed_compression;
 mod m20261129_000014_balances_pending;
+mod m20261130_000015_balances_writes;
 
 /// The ordered list of migrations.
 pub struct Migrator;
@@ -55,6 +56,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000012_binary_columns::Migration),
             Box::new(m20261128_000013_feed_compression::Migration),
             Box::new(m20261129_000014_balances_pending::Migration),
+            Box::new(m20261130_000015_balances_writes::Migration),
         ]
     }
 }

@@ -18,6 +18,9 @@ pub struct Model {
     /// database left them out, to sum them once when it nears the head
     /// (`store::erc20_balances::rebuild`).
     pub balances_pending: bool,
+    /// How many transactions have added or removed the chain's ERC20 transfers since the
+    /// balances were left out (`store::backfill_balances::Sums`).
+    pub balances_writes: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

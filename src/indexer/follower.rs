@@ -63,6 +63,8 @@ pub(crate) struct Follower {
     /// Whether the deferrable indexes (the transfer tables' address indexes, the holders index)
     /// are left out now (`None`: not read yet).
     deferred: Option<bool>,
+    /// The balances a backfill left out, summed as its batches are written (SQLite).
+    sums: Option<backfill_balances::Sums>,
 }
 
 /// What the follower does with the deferrable indexes (the transfer tables' address indexes,
@@ -271,6 +273,7 @@ impl Follower {
             start,
             fence,
             deferred: None,
+            sums: None,
         }
     }
 
@@ -359,7 +362,9 @@ impl Follower {
         match plan {
             Indexes::Keep => {}
             Indexes::Defer => {
-                let balances = backfill_balances::defer(&self.db, chain).await?;
+                let deferral = backfill_balances::defer(&self.db, chain).await?;
+                let balances = deferral.left_out;
+                self.sums = deferral.sums;
                 let dropped = backfill_indexes::defer(&self.db).await?;
                 tracing::info!(
                     %chain,
@@ -372,7 +377,8 @@ impl Follower {
             Indexes::Restore => {
                 let started = Instant::now();
                 let (mut built, sums) =
-                    backfill_balances::rebuild_beside_indexes(&self.db, chain).await?;
+                    backfill_balances::rebuild_beside_indexes(&self.db, chain, self.sums.take())
+                        .await?;
                 if let Some(sums) = sums {
                     tracing::info!(
                         %chain,
@@ -493,7 +499,7 @@ impl Follower {
             ..Default::default()
         };
         let writing = Instant::now();
-        store::write_batch(&self.db, self.chain(), &batch).await?;
+        store::write_batch_summing(&self.db, self.chain(), &batch, &mut self.sums).await?;
         // Which side is the bottleneck: waiting for the fetch, or writing?
         tracing::debug!(
             chain = %self.chain(),

@@ -5,9 +5,11 @@
 //! pair it moves and writes the pair's row again, and a busy holder's row is rewritten by
 //! nearly every batch (`docs/BENCHMARKS.md`). A backfill of finalized blocks into a database
 //! that holds nothing else ([`super::backfill_indexes`]) has no reader that needs them yet, so
-//! the follower leaves them out with the indexes ([`defer`]; on PostgreSQL and MySQL, see there
-//! why not on SQLite), and before it writes a block within reach of a reorg it sums every
-//! balance from the stored transfers in one pass ([`rebuild`]).
+//! the follower leaves them out with the indexes ([`defer`]), and before it writes a block within
+//! reach of a reorg it sums every balance in one pass ([`rebuild`]): from the sums it kept in
+//! memory as it wrote the batches ([`Sums`]), or, when it has none that summed every write (a
+//! restart, another writer), from the stored transfers. SQLite keeps them batch by batch (see
+//! [`defer`] why).
 //!
 //! The state is `chain_state.balances_pending`, read in the transaction that would change the
 //! balances: while it is set no writer touches them (the live follower, a history fetch, a
@@ -30,7 +32,7 @@ use super::backfill_indexes;
 use super::dialect::Dialect;
 pub use super::erc20_balances::left_out as pending;
 use super::erc20_balances::{
-    apply_balances, BalanceRows, Deltas, Write, PAIRS_PER_ROUND, PG_PAIRS_PER_ROUND,
+    apply_balances, BalanceRows, Deltas, Unsummed, Write, PAIRS_PER_ROUND, PG_PAIRS_PER_ROUND,
 };
 use super::pg_copy::{self, CopyReader, CopyWriter};
 use super::write::lock_chain;
@@ -44,26 +46,108 @@ const COPY_CHUNK: usize = 1 << 20;
 const PAIRS_IN_MEMORY: usize = 2_000_000;
 
 /// Leaves the chain's kept balances out from now on, until [`rebuild`], on PostgreSQL and
-/// MySQL; returns whether it did. A chain without a checkpoint row keeps them.
+/// MySQL; returns whether it did, and, when the chain has no stored transfer yet, the [`Sums`]
+/// to keep in memory meanwhile (so that [`rebuild`] need not read the transfers back). A chain
+/// without a checkpoint row keeps them.
 ///
-/// SQLite keeps them: there a batch's balances cost no round trips (the database is in the
-/// process), while reading the transfers back costs ~5 µs a row through the driver's worker
-/// thread, so summing them once made a backfill of 1M transfers 1.1–1.4× slower
-/// (`docs/BENCHMARKS.md`).
-pub async fn defer<C: ConnectionTrait>(db: &C, chain: Chain) -> Result<bool, DbErr> {
+/// SQLite keeps them batch by batch. There a batch's balances cost no round trips (the database
+/// is in the process), reading the transfers back costs ~5 µs a row through the driver's worker
+/// thread, and even sums kept in memory cost as much to write at the end (one writer, ~4 µs a
+/// row) as the batches' balances did, serially instead of beside the fetch: a backfill of 1M
+/// transfers 1.1–1.4× slower either way (`docs/BENCHMARKS.md`).
+pub async fn defer(db: &DatabaseConnection, chain: Chain) -> Result<Deferral, DbErr> {
     if Dialect::of(db) == Dialect::Sqlite {
-        return Ok(false);
+        return Ok(Deferral::default());
     }
-    set_pending(db, chain.db_id(), true).await?;
-    Ok(true)
+    let cid = chain.db_id();
+    let txn = db.begin().await?;
+    lock_chain(&txn, chain).await?;
+    let fresh = !any_transfer(&txn, cid).await?;
+    set_pending(&txn, cid, true).await?;
+    txn.commit().await?;
+    Ok(Deferral {
+        left_out: true,
+        sums: fresh.then(Sums::default),
+    })
 }
 
-/// Sets or clears [`pending`].
+/// What [`defer`] did.
+#[derive(Debug, Default)]
+pub struct Deferral {
+    /// The balances are left out.
+    pub left_out: bool,
+    /// The sums to keep while they are: written by [`rebuild`] instead of summing the stored
+    /// transfers.
+    pub sums: Option<Sums>,
+}
+
+/// Whether the chain has any stored ERC20 transfer.
+async fn any_transfer<C: ConnectionTrait>(db: &C, cid: i64) -> Result<bool, DbErr> {
+    let one: Option<i64> = erc20_transfer::Entity::find()
+        .select_only()
+        .column(erc20_transfer::Column::BlockNumber)
+        .filter(erc20_transfer::Column::ChainId.eq(cid))
+        .limit(1)
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(one.is_some())
+}
+
+/// The left-out balances of a chain summed in memory by the follower that writes its backfill
+/// ([`crate::store::write_batch_summing`]), from the chain's first transfer on.
+///
+/// They are the sums of every stored transfer only if they summed every write that moved the
+/// chain's transfers since [`defer`]: each such write (a batch, a history fetch, a rollback, by
+/// any process) adds one to `chain_state.balances_writes` in its transaction, and the sums count
+/// the writes they summed. [`rebuild`] writes them only when the two counts are equal, under the
+/// chain's lock; else it sums the stored transfers. A write the sums miss, or sums grown past
+/// [`PAIRS_IN_MEMORY`] pairs, drop them (`None`).
+#[derive(Debug, Default)]
+pub struct Sums {
+    /// Writes summed.
+    writes: i64,
+    /// Transfers summed.
+    transfers: u64,
+    deltas: Deltas,
+}
+
+/// Adds a committed write's transfers to `sums`, or drops them when it is not the next write
+/// they expect (see [`Sums`]).
+pub(super) fn absorb(sums: &mut Option<Sums>, write: Unsummed) {
+    let Some(s) = sums else {
+        return;
+    };
+    let fits = s.deltas.balances.len() + write.deltas.balances.len() <= PAIRS_IN_MEMORY;
+    if write.seen != s.writes || !fits {
+        tracing::info!(
+            summed = s.writes,
+            seen = write.seen,
+            fits,
+            "backfill: balances no longer summed in memory; they will be summed from the transfers"
+        );
+        *sums = None;
+        return;
+    }
+    for (key, (net, block)) in write.deltas.balances {
+        let e = s.deltas.balances.entry(key).or_default();
+        e.0.plus(net);
+        e.1 = e.1.max(block);
+    }
+    s.writes += 1;
+    s.transfers += write.transfers;
+}
+
+/// Sets or clears [`pending`], and counts the writes since from zero.
 async fn set_pending<C: ConnectionTrait>(db: &C, cid: i64, left_out: bool) -> Result<(), DbErr> {
     chain_state::Entity::update_many()
         .col_expr(
             chain_state::Column::BalancesPending,
             sea_orm::sea_query::Expr::value(left_out),
+        )
+        .col_expr(
+            chain_state::Column::BalancesWrites,
+            sea_orm::sea_query::Expr::value(0i64),
         )
         .filter(chain_state::Column::ChainId.eq(cid))
         .exec(db)
@@ -96,17 +180,18 @@ pub struct Rebuilt {
 pub async fn rebuild_beside_indexes(
     db: &DatabaseConnection,
     chain: Chain,
+    sums: Option<Sums>,
 ) -> Result<(usize, Option<Rebuilt>), DbErr> {
     let side_by_side =
         Dialect::of(db) == Dialect::Postgres && super::database::max_connections(db) >= 4;
     if side_by_side && pending(db, chain.db_id()).await? {
         return tokio::try_join!(
             backfill_indexes::restore_transfer_indexes(db),
-            rebuild(db, chain)
+            rebuild(db, chain, sums)
         );
     }
     let built = backfill_indexes::restore_transfer_indexes(db).await?;
-    Ok((built, rebuild(db, chain).await?))
+    Ok((built, rebuild(db, chain, sums).await?))
 }
 
 /// Sums every kept balance of the chain afresh from its stored transfers and clears
@@ -119,8 +204,15 @@ pub async fn rebuild_beside_indexes(
 ///
 /// On PostgreSQL (with a pool of three connections or more) the transfers are read and the
 /// first round's sums written by binary `COPY` on connections of their own ([`rebuild_by_copy`]).
-pub async fn rebuild(db: &DatabaseConnection, chain: Chain) -> Result<Option<Rebuilt>, DbErr> {
-    rebuild_with(db, chain, PAIRS_IN_MEMORY).await
+///
+/// `sums` kept in memory since [`defer`] are written instead, with no transfer read, when they
+/// summed every write since ([`Sums`]).
+pub async fn rebuild(
+    db: &DatabaseConnection,
+    chain: Chain,
+    sums: Option<Sums>,
+) -> Result<Option<Rebuilt>, DbErr> {
+    rebuild_with(db, chain, PAIRS_IN_MEMORY, sums).await
 }
 
 /// [`rebuild`], writing the sums every `pairs` pairs.
@@ -128,11 +220,96 @@ async fn rebuild_with(
     db: &DatabaseConnection,
     chain: Chain,
     pairs: usize,
+    sums: Option<Sums>,
 ) -> Result<Option<Rebuilt>, DbErr> {
+    if let Some(sums) = sums {
+        match write_kept_sums(db, chain, sums).await? {
+            Kept::Written(done) => return Ok(Some(done)),
+            Kept::NotPending => return Ok(None),
+            Kept::Stale => {}
+        }
+    }
     if Dialect::of(db) == Dialect::Postgres && super::database::max_connections(db) >= 3 {
         return rebuild_by_copy(db, chain, pairs).await;
     }
     rebuild_in_rounds(db, chain, pairs).await
+}
+
+/// What [`write_kept_sums`] found.
+enum Kept {
+    /// The sums were written and the flag cleared.
+    Written(Rebuilt),
+    /// The balances are not left out.
+    NotPending,
+    /// The sums missed a write: nothing was written.
+    Stale,
+}
+
+/// Writes the [`Sums`] kept in memory as the chain's balances and clears [`pending`], under the
+/// chain's lock, when they summed every write since [`defer`]. On PostgreSQL the sums go in by
+/// binary `COPY` on a connection of their own, as [`rebuild_by_copy`]'s first round does.
+async fn write_kept_sums(db: &DatabaseConnection, chain: Chain, sums: Sums) -> Result<Kept, DbErr> {
+    let cid = chain.db_id();
+    let by_copy = Dialect::of(db) == Dialect::Postgres && super::database::max_connections(db) >= 2;
+    let txn = match locked_if_summed(db, chain, &sums).await? {
+        Ok(txn) => txn,
+        Err(kept) => return Ok(kept),
+    };
+    let started = Instant::now();
+    delete_balances(&txn, cid).await?;
+    if by_copy {
+        // Committed before the COPY, which would otherwise wait on the deleted rows' locks.
+        txn.commit().await?;
+        let txn = match locked_if_summed(db, chain, &sums).await? {
+            Ok(txn) => txn,
+            Err(kept) => return Ok(kept),
+        };
+        let pool = db.get_postgres_connection_pool();
+        write_round(&txn, pool, cid, &sums.deltas, true).await?;
+        return clear_pending(txn, chain, &sums, started).await;
+    }
+    write_sums(&txn, cid, &sums.deltas, true).await?;
+    clear_pending(txn, chain, &sums, started).await
+}
+
+/// Clears [`pending`] and commits the rebuild that wrote `sums`.
+async fn clear_pending(
+    txn: DatabaseTransaction,
+    chain: Chain,
+    sums: &Sums,
+    started: Instant,
+) -> Result<Kept, DbErr> {
+    let done = Rebuilt {
+        transfers: sums.transfers,
+        pairs: sums.deltas.balances.len() as u64,
+    };
+    log_progress(chain, done, started, started.elapsed());
+    set_pending(&txn, chain.db_id(), false).await?;
+    txn.commit().await?;
+    Ok(Kept::Written(done))
+}
+
+/// A transaction holding the chain's lock, when its balances are left out and `sums` summed
+/// every write since; else what [`write_kept_sums`] found (and nothing held).
+async fn locked_if_summed(
+    db: &DatabaseConnection,
+    chain: Chain,
+    sums: &Sums,
+) -> Result<Result<DatabaseTransaction, Kept>, DbErr> {
+    let Some(txn) = locked_if_pending(db, chain).await? else {
+        return Ok(Err(Kept::NotPending));
+    };
+    let writes = super::erc20_balances::left_out_writes(&txn, chain.db_id()).await?;
+    if writes != Some(sums.writes) {
+        tracing::info!(
+            %chain,
+            summed = sums.writes,
+            writes,
+            "backfill: the balances summed in memory missed a write; summing the transfers"
+        );
+        return Ok(Err(Kept::Stale));
+    }
+    Ok(Ok(txn))
 }
 
 /// A transaction holding the chain's lock, when its balances are left out ([`pending`]); `None`
@@ -419,8 +596,10 @@ async fn write_sums<C: ConnectionTrait>(
 mod tests {
     use super::*;
     use crate::decode::{Erc20Move, EventMeta};
-    use crate::store::testing::{close, dispose, open, sqlite, Backend};
-    use crate::store::{write_batch, Batch, BlockHeader};
+    use crate::store::testing::{close, dispose, open, sqlite, Backend, Scratch};
+    use crate::store::{
+        set_checkpoint, write_batch, write_batch_summing, Batch, BlockHeader, Checkpoint,
+    };
     use alloy::primitives::B256;
 
     fn a(n: u64) -> Address {
@@ -488,8 +667,13 @@ mod tests {
         let kept = balances(&db).await;
         assert!(kept.len() > 4, "the batches move several pairs: {kept:?}");
 
-        let deferred = defer(&db, Chain::ETH).await.expect("defer");
-        assert_eq!(deferred, backend != Backend::Sqlite, "SQLite keeps them");
+        let deferral = defer(&db, Chain::ETH).await.expect("defer");
+        assert_eq!(
+            deferral.left_out,
+            backend != Backend::Sqlite,
+            "{deferral:?}"
+        );
+        assert!(deferral.sums.is_none(), "transfers are stored: no sums");
         // Left out on every backend here: the rebuild works the same on all of them.
         set_pending(&db, Chain::ETH.db_id(), true)
             .await
@@ -505,7 +689,9 @@ mod tests {
                 .expect("rewrite");
         }
 
-        let done = rebuild_with(&db, Chain::ETH, 3).await.expect("rebuild");
+        let done = rebuild_with(&db, Chain::ETH, 3, None)
+            .await
+            .expect("rebuild");
         assert_eq!(done.map(|d| d.transfers), Some(45));
         assert!(!pending(&db, Chain::ETH.db_id()).await.expect("read"));
         let rebuilt = balances(&db).await;
@@ -515,7 +701,7 @@ mod tests {
         set_pending(&db, Chain::ETH.db_id(), true)
             .await
             .expect("flag");
-        rebuild_with(&db, Chain::ETH, 1_000)
+        rebuild_with(&db, Chain::ETH, 1_000, None)
             .await
             .expect("rebuild again");
         assert_eq!(balances(&db).await, rebuilt, "one round or several");
@@ -528,9 +714,110 @@ mod tests {
                 .expect("write");
         }
         assert_eq!(rebuilt, balances(&db2).await);
-        assert_eq!(rebuild(&db, Chain::ETH).await.expect("again"), None);
+        assert_eq!(rebuild(&db, Chain::ETH, None).await.expect("again"), None);
         dispose(db, scratch).await;
         close(db2, &path2).await;
+    }
+
+    /// A database whose chain has a checkpoint row and no transfer, with its balances deferred
+    /// (on every backend: the sums work the same on all of them).
+    async fn deferred(backend: Backend, name: &str) -> (DatabaseConnection, Scratch) {
+        let (db, scratch) = open(backend, name).await;
+        let start = Checkpoint {
+            start_block: 0,
+            indexed_block: None,
+            head_block: 1_000,
+        };
+        set_checkpoint(&db, Chain::ETH, start).await.expect("row");
+        let deferral = defer(&db, Chain::ETH).await.expect("defer");
+        assert_eq!(
+            deferral.left_out,
+            backend != Backend::Sqlite,
+            "SQLite keeps them"
+        );
+        assert_eq!(
+            deferral.left_out,
+            deferral.sums.is_some(),
+            "nothing stored yet"
+        );
+        set_pending(&db, Chain::ETH.db_id(), true)
+            .await
+            .expect("flag");
+        (db, scratch)
+    }
+
+    /// The balances of blocks `blocks` kept batch by batch, in a database of their own.
+    async fn kept_batch_by_batch(
+        name: &str,
+        blocks: impl IntoIterator<Item = u64>,
+    ) -> Vec<erc20_balance::Model> {
+        let (db, path) = sqlite(name).await;
+        for block in blocks {
+            write_batch(&db, Chain::ETH, &batch(block, 9))
+                .await
+                .expect("write");
+        }
+        let kept = balances(&db).await;
+        close(db, &path).await;
+        kept
+    }
+
+    /// Balances summed in memory as a fresh backfill's batches are written (a rewritten batch
+    /// adds nothing) are written as they are, and equal those kept batch by batch.
+    async fn summed_in_memory_the_balances_equal_those_kept_batch_by_batch(backend: Backend) {
+        let (db, scratch) = deferred(backend, "sums").await;
+        let mut sums = Some(Sums::default());
+        for block in [1, 2, 3, 2, 4, 5] {
+            write_batch_summing(&db, Chain::ETH, &batch(block, 9), &mut sums)
+                .await
+                .expect("write");
+        }
+        let counts = sums.as_ref().map(|s| (s.writes, s.transfers));
+        assert_eq!(counts, Some((5, 45)), "the rewrite of block 2 adds nothing");
+        assert_eq!(balances(&db).await, [], "left out");
+        let done = rebuild(&db, Chain::ETH, sums).await.expect("rebuild");
+        assert_eq!(done.map(|d| d.transfers), Some(45), "the sums, not a read");
+        assert!(!pending(&db, Chain::ETH.db_id()).await.expect("read"));
+        let kept = kept_batch_by_batch(&format!("sums_kept_{backend:?}"), 1..=5).await;
+        assert!(kept.len() > 4, "the batches move several pairs: {kept:?}");
+        assert_eq!(balances(&db).await, kept);
+        dispose(db, scratch).await;
+    }
+
+    /// Sums that missed a write (another writer's) are dropped at the next write they see, or
+    /// refused by the rebuild, which writes nothing of them and sums the stored transfers.
+    async fn sums_that_missed_a_write_are_not_written(backend: Backend) {
+        let (db, scratch) = deferred(backend, "stale_sums").await;
+        let mut sums = Some(Sums::default());
+        write_batch_summing(&db, Chain::ETH, &batch(1, 9), &mut sums)
+            .await
+            .expect("write");
+        write_batch(&db, Chain::ETH, &batch(2, 9))
+            .await
+            .expect("not summed");
+        let stale = sums.take().expect("summed one write");
+        assert!(matches!(
+            write_kept_sums(&db, Chain::ETH, stale)
+                .await
+                .expect("check"),
+            Kept::Stale
+        ));
+        assert!(pending(&db, Chain::ETH.db_id()).await.expect("read"));
+        assert_eq!(balances(&db).await, [], "nothing written");
+        let mut sums = Some(Sums::default());
+        write_batch_summing(&db, Chain::ETH, &batch(3, 9), &mut sums)
+            .await
+            .expect("write");
+        assert!(sums.is_none(), "dropped at a write it did not expect");
+        let mut stale = Some(Sums::default());
+        write_batch_summing(&db, Chain::ETH, &batch(4, 9), &mut stale)
+            .await
+            .expect("write");
+        let done = rebuild(&db, Chain::ETH, stale).await.expect("rebuild");
+        assert_eq!(done.map(|d| d.transfers), Some(36), "every stored transfer");
+        let kept = kept_batch_by_batch(&format!("stale_kept_{backend:?}"), 1..=4).await;
+        assert_eq!(balances(&db).await, kept);
+        dispose(db, scratch).await;
     }
 
     mod sqlite {
@@ -540,6 +827,19 @@ mod tests {
                 super::Backend::Sqlite,
             )
             .await;
+        }
+
+        #[tokio::test]
+        async fn summed_in_memory_the_balances_equal_those_kept_batch_by_batch() {
+            super::summed_in_memory_the_balances_equal_those_kept_batch_by_batch(
+                super::Backend::Sqlite,
+            )
+            .await;
+        }
+
+        #[tokio::test]
+        async fn sums_that_missed_a_write_are_not_written() {
+            super::sums_that_missed_a_write_are_not_written(super::Backend::Sqlite).await;
         }
     }
 
@@ -551,6 +851,19 @@ mod tests {
             )
             .await;
         }
+
+        #[tokio::test]
+        async fn summed_in_memory_the_balances_equal_those_kept_batch_by_batch() {
+            super::summed_in_memory_the_balances_equal_those_kept_batch_by_batch(
+                super::Backend::Postgres,
+            )
+            .await;
+        }
+
+        #[tokio::test]
+        async fn sums_that_missed_a_write_are_not_written() {
+            super::sums_that_missed_a_write_are_not_written(super::Backend::Postgres).await;
+        }
     }
 
     mod mysql {
@@ -560,6 +873,19 @@ mod tests {
                 super::Backend::MySql,
             )
             .await;
+        }
+
+        #[tokio::test]
+        async fn summed_in_memory_the_balances_equal_those_kept_batch_by_batch() {
+            super::summed_in_memory_the_balances_equal_those_kept_batch_by_batch(
+                super::Backend::MySql,
+            )
+            .await;
+        }
+
+        #[tokio::test]
+        async fn sums_that_missed_a_write_are_not_written() {
+            super::sums_that_missed_a_write_are_not_written(super::Backend::MySql).await;
         }
     }
 }

@@ -163,12 +163,14 @@ pub(crate) async fn unstored<C: ConnectionTrait>(
         .collect())
 }
 
-/// Adds newly stored transfers to the balances and totals.
+/// Adds newly stored transfers to the balances and totals. While the balances are left out
+/// ([`left_out`]), returns what the transfers would have added to them, for a follower's sums
+/// in memory (`super::backfill_balances::Sums`).
 pub(crate) async fn add_stored<C: ConnectionTrait>(
     db: &C,
     cid: i64,
     moves: &[&Erc20Move],
-) -> Result<(), DbErr> {
+) -> Result<Option<Unsummed>, DbErr> {
     let mut d = Deltas::default();
     for m in moves {
         d.transfer(
@@ -180,7 +182,23 @@ pub(crate) async fn add_stored<C: ConnectionTrait>(
             false,
         );
     }
-    apply(db, cid, &d, None).await
+    let seen = apply(db, cid, &d, None).await?;
+    Ok(seen.map(|seen| Unsummed {
+        seen,
+        transfers: moves.len() as u64,
+        deltas: d,
+    }))
+}
+
+/// What a write added to the chain's transfers while its balances were left out.
+#[derive(Debug)]
+pub(crate) struct Unsummed {
+    /// `chain_state.balances_writes` before this write (which adds one to it).
+    pub(super) seen: i64,
+    /// Transfers added.
+    pub(super) transfers: u64,
+    /// What they add to the balances.
+    pub(super) deltas: Deltas,
 }
 
 /// Subtracts the transfers above `fork` (about to be deleted by a rollback) from the balances
@@ -206,26 +224,44 @@ pub(crate) async fn remove_above<C: ConnectionTrait>(
             true,
         );
     }
-    apply(db, cid, &d, Some(fork)).await
+    apply(db, cid, &d, Some(fork)).await?;
+    Ok(())
 }
 
 /// Applies `d` to the stored rows. `fork`: the transfers above it are being removed, so a
 /// remaining balance's last block is looked up at or below it. While a backfill has left the
-/// balances out ([`left_out`]), only the totals change: the balances are summed
-/// afresh from the transfers when it ends.
+/// balances out ([`left_out`]), only the totals change, the write is counted
+/// (`chain_state.balances_writes`) and the count before it returned: the balances are summed
+/// afresh when the backfill ends.
 async fn apply<C: ConnectionTrait>(
     db: &C,
     cid: i64,
     d: &Deltas,
     fork: Option<i64>,
-) -> Result<(), DbErr> {
+) -> Result<Option<i64>, DbErr> {
     if d.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
-    if !left_out(db, cid).await? {
-        apply_balances(db, cid, d, fork).await?;
+    let seen = left_out_writes(db, cid).await?;
+    match seen {
+        Some(seen) => count_write(db, cid, seen).await?,
+        None => apply_balances(db, cid, d, fork).await?,
     }
-    apply_totals(db, cid, &d.totals).await
+    apply_totals(db, cid, &d.totals).await?;
+    Ok(seen)
+}
+
+/// Sets the chain's `balances_writes` to one more than `seen`, read in the same transaction.
+async fn count_write<C: ConnectionTrait>(db: &C, cid: i64, seen: i64) -> Result<(), DbErr> {
+    chain_state::Entity::update_many()
+        .col_expr(
+            chain_state::Column::BalancesWrites,
+            sea_orm::sea_query::Expr::value(seen + 1),
+        )
+        .filter(chain_state::Column::ChainId.eq(cid))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// Applies the balance changes of `d` (see [`apply`]).
@@ -297,13 +333,23 @@ pub(super) async fn apply_balances<C: ConnectionTrait>(
 /// Whether a backfill has left the chain's balances out (`chain_state.balances_pending`; no
 /// row for the chain: no), to sum them at its end (`super::backfill_balances`).
 pub async fn left_out<C: ConnectionTrait>(db: &C, cid: i64) -> Result<bool, DbErr> {
-    let flag: Option<bool> = chain_state::Entity::find_by_id(cid)
+    Ok(left_out_writes(db, cid).await?.is_some())
+}
+
+/// When the chain's balances are left out ([`left_out`]), how many writes have moved its
+/// transfers since (`chain_state.balances_writes`).
+pub(super) async fn left_out_writes<C: ConnectionTrait>(
+    db: &C,
+    cid: i64,
+) -> Result<Option<i64>, DbErr> {
+    let row: Option<(bool, i64)> = chain_state::Entity::find_by_id(cid)
         .select_only()
         .column(chain_state::Column::BalancesPending)
+        .column(chain_state::Column::BalancesWrites)
         .into_tuple()
         .one(db)
         .await?;
-    Ok(flag.unwrap_or(false))
+    Ok(row.and_then(|(pending, writes)| pending.then_some(writes)))
 }
 
 /// How [`BalanceRows::write`] writes its rows.

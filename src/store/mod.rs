@@ -67,8 +67,8 @@ mod write;
 pub use derive::replay as replay_moves;
 
 pub use write::{
-    begin_write, mark_history_complete, set_checkpoint, set_head, write_batch, Batch, BlockHeader,
-    Checkpoint, StoreError,
+    begin_write, mark_history_complete, set_checkpoint, set_head, write_batch, write_batch_summing,
+    Batch, BlockHeader, Checkpoint, StoreError,
 };
 
 use sea_orm::sea_query::OnConflict;

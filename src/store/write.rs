@@ -15,7 +15,11 @@ use sea_orm::{
 };
 
 use super::batch_txn::BatchTxn;
-use super::{bulk, derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes, CHUNK};
+use super::erc20_balances::Unsummed;
+use super::{
+    backfill_balances, bulk, derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes,
+    CHUNK,
+};
 use crate::decode::{Erc20Move, NftMove};
 use crate::entity::{chain_state, contract};
 use crate::types::{Address, Chain, TokenStandard, Uint256};
@@ -76,6 +80,18 @@ pub async fn write_batch(
     chain: Chain,
     batch: &Batch,
 ) -> Result<(), StoreError> {
+    write_batch_summing(db, chain, batch, &mut None).await
+}
+
+/// [`write_batch`], adding what the batch's new ERC20 transfers move to `sums` (a follower's
+/// sums of the balances a backfill left out) once the batch is committed; `sums` becomes `None`
+/// when they no longer hold every stored transfer ([`backfill_balances::Sums`]).
+pub async fn write_batch_summing(
+    db: &DatabaseConnection,
+    chain: Chain,
+    batch: &Batch,
+    sums: &mut Option<backfill_balances::Sums>,
+) -> Result<(), StoreError> {
     let cid = chain.db_id();
     // Rows first (a transfer without its block header fails here, before any writing).
     let blocks = rows::blocks(cid, &batch.blocks);
@@ -93,7 +109,7 @@ pub async fn write_batch(
     }
     blocks.insert(&txn).await?;
     laps.lap("lock, blocks");
-    store_transfers(&txn, cid, &batch.erc20, erc20, nft, &mut laps).await?;
+    let unsummed = store_transfers(&txn, cid, &batch.erc20, erc20, nft, &mut laps).await?;
     let fed = match (batch.feed, batch.checkpoint.and_then(|c| c.indexed_block)) {
         (Some(retention), Some(head)) => {
             feed::append_stored(
@@ -142,6 +158,9 @@ pub async fn write_batch(
     laps.lap("checkpoint");
     txn.commit().await?;
     laps.lap("commit");
+    if let Some(unsummed) = unsummed {
+        backfill_balances::absorb(sums, unsummed);
+    }
     tracing::debug!(
         erc20 = batch.erc20.len(),
         nft = batch.nft.len(),
@@ -158,7 +177,8 @@ pub async fn write_batch(
 /// Stores a batch's transfers and adds its ERC20 transfers to the balances. The ERC20
 /// transfers not stored yet (read under the chain's lock) are inserted without a conflict
 /// check (by binary `COPY` on PostgreSQL, [`BatchTxn::insert_new`]), and only they move the
-/// balances: writing a batch twice adds nothing.
+/// balances: writing a batch twice adds nothing. Returns what they add to the balances while
+/// those are left out.
 async fn store_transfers(
     txn: &BatchTxn,
     cid: i64,
@@ -166,7 +186,7 @@ async fn store_transfers(
     erc20: bulk::Rows,
     nft: bulk::Rows,
     laps: &mut Laps,
-) -> Result<(), DbErr> {
+) -> Result<Option<Unsummed>, DbErr> {
     let new = erc20_balances::unstored(txn, cid, moves).await?;
     laps.lap("unstored");
     txn.insert_new(erc20.only(&new)).await?;
@@ -177,9 +197,9 @@ async fn store_transfers(
         .zip(&new)
         .filter_map(|(m, new)| new.then_some(m))
         .collect();
-    erc20_balances::add_stored(txn, cid, &added).await?;
+    let unsummed = erc20_balances::add_stored(txn, cid, &added).await?;
     laps.lap("balances");
-    Ok(())
+    Ok(unsummed)
 }
 
 /// How long each phase of a batch's write took, for the debug log
@@ -363,6 +383,7 @@ pub async fn set_checkpoint<C: ConnectionTrait>(
         updated_at: now_ms(),
         history_complete: false,
         balances_pending: false,
+        balances_writes: 0,
     }
     .into();
     chain_state::Entity::insert(row)
