@@ -63,7 +63,7 @@ pub(crate) struct Follower {
     /// Whether the deferrable indexes (the transfer tables' address indexes, the holders index)
     /// are left out now (`None`: not read yet).
     deferred: Option<bool>,
-    /// The balances a backfill left out, summed as its batches are written (SQLite).
+    /// The balances a backfill left out, summed as its batches are written (PostgreSQL, MySQL).
     sums: Option<backfill_balances::Sums>,
 }
 
