@@ -31,8 +31,10 @@ use sea_orm::{
 use super::backfill_indexes;
 use super::dialect::Dialect;
 pub use super::erc20_balances::left_out as pending;
+pub use super::erc20_balances::Sums;
 use super::erc20_balances::{
-    apply_balances, BalanceRows, Deltas, Unsummed, Write, PAIRS_PER_ROUND, PG_PAIRS_PER_ROUND,
+    apply_balances, BalanceRows, Deltas, Write, PAIRS_IN_MEMORY, PAIRS_PER_ROUND,
+    PG_PAIRS_PER_ROUND,
 };
 use super::pg_copy::{self, CopyReader, CopyWriter};
 use super::write::lock_chain;
@@ -41,9 +43,6 @@ use crate::types::{Address, Chain, Uint256};
 
 /// Bytes of rows [`rebuild_by_copy`] sends to the server at a time.
 const COPY_CHUNK: usize = 1 << 20;
-
-/// (holder, token) pairs [`rebuild`] sums in memory before it writes them (~150 bytes each).
-const PAIRS_IN_MEMORY: usize = 2_000_000;
 
 /// Leaves the chain's kept balances out from now on, until [`rebuild`], on PostgreSQL and
 /// MySQL; returns whether it did, and, when the chain has no stored transfer yet, the [`Sums`]
@@ -92,50 +91,6 @@ async fn any_transfer<C: ConnectionTrait>(db: &C, cid: i64) -> Result<bool, DbEr
         .one(db)
         .await?;
     Ok(one.is_some())
-}
-
-/// The left-out balances of a chain summed in memory by the follower that writes its backfill
-/// ([`crate::store::write_batch_summing`]), from the chain's first transfer on.
-///
-/// They are the sums of every stored transfer only if they summed every write that moved the
-/// chain's transfers since [`defer`]: each such write (a batch, a history fetch, a rollback, by
-/// any process) adds one to `chain_state.balances_writes` in its transaction, and the sums count
-/// the writes they summed. [`rebuild`] writes them only when the two counts are equal, under the
-/// chain's lock; else it sums the stored transfers. A write the sums miss, or sums grown past
-/// [`PAIRS_IN_MEMORY`] pairs, drop them (`None`).
-#[derive(Debug, Default)]
-pub struct Sums {
-    /// Writes summed.
-    writes: i64,
-    /// Transfers summed.
-    transfers: u64,
-    deltas: Deltas,
-}
-
-/// Adds a committed write's transfers to `sums`, or drops them when it is not the next write
-/// they expect (see [`Sums`]).
-pub(super) fn absorb(sums: &mut Option<Sums>, write: Unsummed) {
-    let Some(s) = sums else {
-        return;
-    };
-    let fits = s.deltas.balances.len() + write.deltas.balances.len() <= PAIRS_IN_MEMORY;
-    if write.seen != s.writes || !fits {
-        tracing::info!(
-            summed = s.writes,
-            seen = write.seen,
-            fits,
-            "backfill: balances no longer summed in memory; they will be summed from the transfers"
-        );
-        *sums = None;
-        return;
-    }
-    for (key, (net, block)) in write.deltas.balances {
-        let e = s.deltas.balances.entry(key).or_default();
-        e.0.plus(net);
-        e.1 = e.1.max(block);
-    }
-    s.writes += 1;
-    s.transfers += write.transfers;
 }
 
 /// Sets or clears [`pending`], and counts the writes since from zero.

@@ -35,6 +35,9 @@ use crate::types::{Address, Uint256};
 pub(super) const PAIRS_PER_ROUND: usize = 4_000;
 /// (holder, token) pairs per round on PostgreSQL (two arrays, whatever their length).
 pub(super) const PG_PAIRS_PER_ROUND: usize = 20_000;
+/// (holder, token) pairs summed in memory at most, by a backfill's rebuild and by [`Sums`]
+/// (~150 bytes each).
+pub(super) const PAIRS_IN_MEMORY: usize = 2_000_000;
 /// Blocks per statement when looking for stored transfers.
 const BLOCKS_PER_ROUND: usize = 500;
 
@@ -199,6 +202,51 @@ pub(crate) struct Unsummed {
     pub(super) transfers: u64,
     /// What they add to the balances.
     pub(super) deltas: Deltas,
+}
+
+/// The left-out balances of a chain summed in memory by the follower that writes its backfill
+/// ([`crate::store::write_batch_summing`]), from the chain's first transfer on.
+///
+/// They are the sums of every stored transfer only if they summed every write that moved the
+/// chain's transfers since `backfill_balances::defer`: each such write (a batch, a history fetch, a rollback, by
+/// any process) adds one to `chain_state.balances_writes` in its transaction, and the sums count
+/// the writes they summed. `backfill_balances::rebuild` writes them only when the two counts are equal, under the
+/// chain's lock; else it sums the stored transfers. A write the sums miss, or sums grown past
+/// [`PAIRS_IN_MEMORY`] pairs, drop them (`None`).
+#[derive(Debug, Default)]
+pub struct Sums {
+    /// Writes summed.
+    pub(super) writes: i64,
+    /// Transfers summed.
+    pub(super) transfers: u64,
+    /// Their sums.
+    pub(super) deltas: Deltas,
+}
+
+/// Adds a committed write's transfers to `sums`, or drops them when it is not the next write
+/// they expect (see [`Sums`]).
+pub(super) fn absorb(sums: &mut Option<Sums>, write: Unsummed) {
+    let Some(s) = sums else {
+        return;
+    };
+    let fits = s.deltas.balances.len() + write.deltas.balances.len() <= PAIRS_IN_MEMORY;
+    if write.seen != s.writes || !fits {
+        tracing::info!(
+            summed = s.writes,
+            seen = write.seen,
+            fits,
+            "backfill: balances no longer summed in memory; they will be summed from the transfers"
+        );
+        *sums = None;
+        return;
+    }
+    for (key, (net, block)) in write.deltas.balances {
+        let e = s.deltas.balances.entry(key).or_default();
+        e.0.plus(net);
+        e.1 = e.1.max(block);
+    }
+    s.writes += 1;
+    s.transfers += write.transfers;
 }
 
 /// Subtracts the transfers above `fork` (about to be deleted by a rollback) from the balances

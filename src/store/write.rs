@@ -15,11 +15,8 @@ use sea_orm::{
 };
 
 use super::batch_txn::BatchTxn;
-use super::erc20_balances::Unsummed;
-use super::{
-    backfill_balances, bulk, derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes,
-    CHUNK,
-};
+use super::erc20_balances::{Sums, Unsummed};
+use super::{bulk, derive, dialect, erc20_balances, feed, lease, now_ms, rows, scopes, CHUNK};
 use crate::decode::{Erc20Move, NftMove};
 use crate::entity::{chain_state, contract};
 use crate::types::{Address, Chain, TokenStandard, Uint256};
@@ -85,12 +82,12 @@ pub async fn write_batch(
 
 /// [`write_batch`], adding what the batch's new ERC20 transfers move to `sums` (a follower's
 /// sums of the balances a backfill left out) once the batch is committed; `sums` becomes `None`
-/// when they no longer hold every stored transfer ([`backfill_balances::Sums`]).
+/// when they no longer hold every stored transfer ([`Sums`]).
 pub async fn write_batch_summing(
     db: &DatabaseConnection,
     chain: Chain,
     batch: &Batch,
-    sums: &mut Option<backfill_balances::Sums>,
+    sums: &mut Option<Sums>,
 ) -> Result<(), StoreError> {
     let cid = chain.db_id();
     // Rows first (a transfer without its block header fails here, before any writing).
@@ -159,7 +156,7 @@ pub async fn write_batch_summing(
     txn.commit().await?;
     laps.lap("commit");
     if let Some(unsummed) = unsummed {
-        backfill_balances::absorb(sums, unsummed);
+        erc20_balances::absorb(sums, unsummed);
     }
     tracing::debug!(
         erc20 = batch.erc20.len(),
