@@ -63,10 +63,12 @@ pub async fn defer(db: &DatabaseConnection, chain: Chain) -> Result<Deferral, Db
     lock_chain(&txn, chain).await?;
     let fresh = !any_transfer(&txn, cid).await?;
     set_pending(&txn, cid, true).await?;
+    // False when the chain has no checkpoint row: there was nothing to set.
+    let left_out = pending(&txn, cid).await?;
     txn.commit().await?;
     Ok(Deferral {
-        left_out: true,
-        sums: fresh.then(Sums::default),
+        left_out,
+        sums: (left_out && fresh).then(Sums::default),
     })
 }
 

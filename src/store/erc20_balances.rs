@@ -130,6 +130,15 @@ impl Deltas {
         }
     }
 
+    /// Adds `other`'s balance changes (not its totals) to these.
+    fn add_balances(&mut self, other: Deltas) {
+        for (key, (net, block)) in other.balances {
+            let e = self.balances.entry(key).or_default();
+            e.0.plus(net);
+            e.1 = e.1.max(block);
+        }
+    }
+
     /// Whether nothing changes.
     fn is_empty(&self) -> bool {
         self.totals.is_empty()
@@ -208,11 +217,12 @@ pub(crate) struct Unsummed {
 /// ([`crate::store::write_batch_summing`]), from the chain's first transfer on.
 ///
 /// They are the sums of every stored transfer only if they summed every write that moved the
-/// chain's transfers since `backfill_balances::defer`: each such write (a batch, a history fetch, a rollback, by
-/// any process) adds one to `chain_state.balances_writes` in its transaction, and the sums count
-/// the writes they summed. `backfill_balances::rebuild` writes them only when the two counts are equal, under the
-/// chain's lock; else it sums the stored transfers. A write the sums miss, or sums grown past
-/// [`PAIRS_IN_MEMORY`] pairs, drop them (`None`).
+/// chain's transfers since `backfill_balances::defer`: each such write (a batch, a history
+/// fetch, a rollback, by any process) adds one to `chain_state.balances_writes` in its
+/// transaction, and the sums count the writes they summed. `backfill_balances::rebuild` writes
+/// them only when the two counts are equal, under the chain's lock; else it sums the stored
+/// transfers. A write the sums miss, or sums grown past [`PAIRS_IN_MEMORY`] pairs, drop them
+/// (`None`).
 #[derive(Debug, Default)]
 pub struct Sums {
     /// Writes summed.
@@ -240,11 +250,7 @@ pub(super) fn absorb(sums: &mut Option<Sums>, write: Unsummed) {
         *sums = None;
         return;
     }
-    for (key, (net, block)) in write.deltas.balances {
-        let e = s.deltas.balances.entry(key).or_default();
-        e.0.plus(net);
-        e.1 = e.1.max(block);
-    }
+    s.deltas.add_balances(write.deltas);
     s.writes += 1;
     s.transfers += write.transfers;
 }
