@@ -39,6 +39,12 @@
 //! the node's and the database server's, and the cores they kept busy on average.
 #![allow(clippy::print_stdout)] // the report is this program's output
 
+/// The allocator the `tokenql` binary runs on (`src/main.rs`): the indexer runs in this process,
+/// and is measured as it ships.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "../../tests/support/anvil.rs"]
 mod anvil;
 mod cpu;

@@ -496,6 +496,7 @@ impl Follower {
             }),
             fence: self.fence.clone(),
             feed: self.cfg.feed_retention,
+            map_file: self.deferred == Some(true),
             ..Default::default()
         };
         let writing = Instant::now();

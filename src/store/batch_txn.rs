@@ -73,6 +73,34 @@ impl BatchTxn {
         }
     }
 
+    /// On SQLite, whether the rest of the batch reads the database file through a memory map
+    /// of up to [`SQLITE_MMAP_BYTES`] (`PRAGMA mmap_size`) or by `pread` into the connection's
+    /// small page cache (`super::database::SQLITE_PAGE_CACHE_KIB`). The setting stays on the
+    /// connection, so that a backfill's batches keep their map from one to the next (a map
+    /// set up for each batch and torn down after it gained nothing), and the first batch on
+    /// the connection that does not map takes it down. Call it once the transaction holds the
+    /// write lock (`write::lock_chain`): the pragma then starts no read snapshot of its own. A
+    /// no-op on the other backends.
+    ///
+    /// A backfill's balance lookups and key inserts land on pages all over a large file:
+    /// through the map, a page the cache does not hold costs no system call and no copy
+    /// (docs/BENCHMARKS.md, "A backfill reads SQLite's file through a memory map"). Mapped
+    /// pages count in the process's resident memory (they are the same page-cache pages
+    /// `pread` copies from), so only a backfill maps, and pooled connections are recycled
+    /// (sqlx's 30-minute lifetime) even if no batch unmaps them.
+    pub(super) async fn map_file(&self, map: bool) -> Result<(), DbErr> {
+        let BatchTxn::Sqlite(txn) = self else {
+            return Ok(());
+        };
+        let bytes = if map { SQLITE_MMAP_BYTES } else { 0 };
+        let sql = sqlx::AssertSqlSafe(format!("PRAGMA mmap_size = {bytes}"));
+        let mut txn = txn.lock().await;
+        sqlx::Executor::execute(&mut **txn, sql)
+            .await
+            .map_err(exec_error)?;
+        Ok(())
+    }
+
     /// Commits.
     pub(super) async fn commit(self) -> Result<(), DbErr> {
         match self {
@@ -98,6 +126,10 @@ impl BatchTxn {
         Ok(())
     }
 }
+
+/// The most bytes of the database file a SQLite backfill's batch maps ([`BatchTxn::map_file`]);
+/// SQLite lowers it to its own build's limit (2 GiB by default).
+const SQLITE_MMAP_BYTES: u64 = 1 << 31;
 
 /// A sqlx error of `BEGIN` on a pooled connection, as sea-orm reports it: no connection to be
 /// had is [`DbErr::ConnectionAcquire`].
@@ -296,10 +328,55 @@ mod tests {
         dispose(db, scratch).await;
     }
 
+    /// `PRAGMA mmap_size` as the transaction's connection has it.
+    async fn mapped(txn: &BatchTxn) -> i64 {
+        let row = txn
+            .query_one_raw(Statement::from_string(
+                Dialect::Sqlite.backend(),
+                "PRAGMA mmap_size",
+            ))
+            .await
+            .expect("pragma")
+            .expect("a row");
+        row.try_get("", "mmap_size").expect("mmap_size")
+    }
+
+    /// A SQLite batch that maps the file reads it through the map, and a batch that does not
+    /// map it on the same connection takes the map down; on the other backends the map is a
+    /// no-op. The batches' rows are stored either way.
+    async fn a_batch_maps_the_file_while_asked(backend: Backend) {
+        let (db, scratch) = open(backend, "batch_txn_map").await;
+        let (moves, headers) = moves(4);
+        let rows = |keep: [bool; 4]| {
+            rows::erc20(1, &moves, &headers, Dialect::of(&db))
+                .expect("rows")
+                .only(&keep)
+        };
+        for (map, keep) in [
+            (true, [true, true, false, false]),
+            (false, [false, false, true, true]),
+        ] {
+            let txn = BatchTxn::begin(&db).await.expect("begin");
+            txn.insert_new(rows(keep)).await.expect("insert");
+            txn.map_file(map).await.expect("map");
+            if backend == Backend::Sqlite {
+                assert_eq!(mapped(&txn).await > 0, map, "mapped: {map}");
+            }
+            txn.commit().await.expect("commit");
+        }
+        assert_eq!(stored(&db).await.len(), 4);
+        dispose(db, scratch).await;
+    }
+
     mod sqlite {
         #[tokio::test]
         async fn inserts_commit_with_the_transaction() {
             super::inserts_commit_with_the_transaction(super::Backend::Sqlite).await;
+        }
+
+        #[tokio::test]
+        async fn a_batch_maps_the_file_while_asked() {
+            super::a_batch_maps_the_file_while_asked(super::Backend::Sqlite).await;
         }
     }
 
@@ -308,12 +385,22 @@ mod tests {
         async fn inserts_commit_with_the_transaction() {
             super::inserts_commit_with_the_transaction(super::Backend::Postgres).await;
         }
+
+        #[tokio::test]
+        async fn a_batch_maps_the_file_while_asked() {
+            super::a_batch_maps_the_file_while_asked(super::Backend::Postgres).await;
+        }
     }
 
     mod mysql {
         #[tokio::test]
         async fn inserts_commit_with_the_transaction() {
             super::inserts_commit_with_the_transaction(super::Backend::MySql).await;
+        }
+
+        #[tokio::test]
+        async fn a_batch_maps_the_file_while_asked() {
+            super::a_batch_maps_the_file_while_asked(super::Backend::MySql).await;
         }
     }
 }

@@ -58,6 +58,9 @@ pub struct Batch {
     /// a checkpoint), keeping this much of it; `None`: no feed rows (an import, a history
     /// fetch, a follower with the feed turned off).
     pub feed: Option<feed::Retention>,
+    /// Read the database file through a memory map (SQLite; a backfill's batches, whose
+    /// lookups land all over a large file: `BatchTxn::map_file`).
+    pub map_file: bool,
 }
 
 /// Errors of the write path.
@@ -99,6 +102,7 @@ pub async fn write_batch_summing(
 
     let txn = BatchTxn::begin(db).await?;
     lock_chain(&txn, chain).await?;
+    txn.map_file(batch.map_file).await?;
     if let Some(fence) = &batch.fence {
         lease::check(&txn, chain, fence)
             .await?
