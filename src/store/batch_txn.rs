@@ -219,7 +219,7 @@ mod tests {
     use crate::decode::{Erc20Move, EventMeta};
     use crate::entity::erc20_transfer;
     use crate::store::rows;
-    use crate::store::testing::{dispose, open, Backend};
+    use crate::store::testing::{dispose, open, Backend, Scratch};
     use crate::store::BlockHeader;
     use crate::types::{Address, Uint256};
 
@@ -341,11 +341,25 @@ mod tests {
         row.try_get("", "mmap_size").expect("mmap_size")
     }
 
-    /// A SQLite batch that maps the file reads it through the map, and a batch that does not
-    /// map it on the same connection takes the map down; on the other backends the map is a
-    /// no-op. The batches' rows are stored either way.
+    /// A SQLite batch that maps the file reads it through the map; the map stays on the
+    /// connection after the commit, and the next batch there that does not map takes it down.
+    /// On SQLite both batches run on a pool of one connection, so that the second one is on
+    /// the first one's connection; on the other backends the map is a no-op. The batches'
+    /// rows are stored either way.
     async fn a_batch_maps_the_file_while_asked(backend: Backend) {
         let (db, scratch) = open(backend, "batch_txn_map").await;
+        let single = match &scratch {
+            Scratch::File(path) => {
+                let url = format!("sqlite://{}", path.display());
+                Some(
+                    super::super::database::connect(&url, 1)
+                        .await
+                        .expect("open"),
+                )
+            }
+            Scratch::Server(..) => None,
+        };
+        let on = single.as_ref().unwrap_or(&db);
         let (moves, headers) = moves(4);
         let rows = |keep: [bool; 4]| {
             rows::erc20(1, &moves, &headers, Dialect::of(&db))
@@ -356,8 +370,15 @@ mod tests {
             (true, [true, true, false, false]),
             (false, [false, false, true, true]),
         ] {
-            let txn = BatchTxn::begin(&db).await.expect("begin");
+            let txn = BatchTxn::begin(on).await.expect("begin");
             txn.insert_new(rows(keep)).await.expect("insert");
+            if backend == Backend::Sqlite {
+                assert_eq!(
+                    mapped(&txn).await > 0,
+                    !map,
+                    "the first batch's map stays on the connection"
+                );
+            }
             txn.map_file(map).await.expect("map");
             if backend == Backend::Sqlite {
                 assert_eq!(mapped(&txn).await > 0, map, "mapped: {map}");
@@ -365,6 +386,9 @@ mod tests {
             txn.commit().await.expect("commit");
         }
         assert_eq!(stored(&db).await.len(), 4);
+        if let Some(single) = single {
+            single.close().await.expect("close");
+        }
         dispose(db, scratch).await;
     }
 
