@@ -390,10 +390,9 @@ impl World {
 }
 
 /// Waits until every transaction has a receipt (automine includes them shortly after they
-/// are sent), then checks they succeeded. A transaction still pending after a second gets a
-/// block mined for it, once a second: anvil's automine mines when a transaction arrives, and a
-/// batch's transaction that arrived ahead of its nonce's turn can wait in the pool after the
-/// one it waited for was mined (seen once under the full suite's load: 30 s without a block).
+/// are sent), then checks they succeeded. Automine mines as a transaction arrives; one left
+/// in the pool all the same (seen once under the full suite's load: no receipt within 30 s,
+/// the cause not found) gets a block mined for it, once a second while it waits.
 async fn mined(chain: &Anvil, hashes: &[String]) {
     let deadline = Instant::now() + Duration::from_secs(60);
     for h in hashes {
