@@ -214,20 +214,7 @@ async fn history_is_fetched_on_first_request(backend: Backend) {
     }
     // Automine produces the block just after eth_sendTransaction answers: wait for the
     // receipts, so that the head wait_synced reads includes these transfers.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    for h in &sent {
-        while chain
-            .rpc("eth_getTransactionReceipt", serde_json::json!([h]))
-            .await
-            .is_null()
-        {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "transfer {h} was not mined"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
+    chain.wait_mined(&sent).await;
     wait_synced(&app.db, &chain, Duration::from_secs(30)).await;
     assert_eq!(
         chain_721_owners(&chain, &nft, &(1..=24).collect()).await,

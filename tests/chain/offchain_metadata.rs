@@ -107,21 +107,6 @@ impl Rig {
     }
 }
 
-/// Waits for the transaction's receipt (anvil may report it a moment after answering) and
-/// checks that it succeeded.
-pub(crate) async fn mined_ok(chain: &Anvil, tx: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let r = chain.rpc("eth_getTransactionReceipt", json!([tx])).await;
-        if !r.is_null() {
-            assert_eq!(r["status"], "0x1", "tx {tx} failed: {r}");
-            return;
-        }
-        assert!(Instant::now() < deadline, "tx {tx} was never mined");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// A test's contract address, parsed.
 fn address(a: &str) -> tokenql::types::Address {
     tokenql::types::Address::parse(a).expect("a valid address")
@@ -272,7 +257,7 @@ async fn the_api_answers_without_fetching(backend: Backend) {
             }),
         )
         .await;
-    mined_ok(&rig.chain, &tx).await;
+    rig.chain.wait_mined(std::slice::from_ref(&tx)).await;
     // The indexer only: no worker in this process, nor in any other.
     rig.indexer = Some(Indexer::start(&rig.app.db, &rig.chain.url, |_| {}));
     for id in 1..=5 {
@@ -348,7 +333,7 @@ async fn every_outcome_is_stored_and_rescheduled(backend: Backend) {
                 }),
             )
             .await;
-        mined_ok(&rig.chain, &tx).await;
+        rig.chain.wait_mined(std::slice::from_ref(&tx)).await;
     }
     let tx = rig
         .chain
@@ -362,7 +347,7 @@ async fn every_outcome_is_stored_and_rescheduled(backend: Backend) {
             }),
         )
         .await;
-    mined_ok(&rig.chain, &tx).await;
+    rig.chain.wait_mined(std::slice::from_ref(&tx)).await;
     rig.start();
 
     // While the slow document hangs (up to the 1 s timeout), both APIs answer.
@@ -551,7 +536,7 @@ async fn transports_normalize_identically(backend: Backend) {
                 }),
             )
             .await;
-        mined_ok(&rig.chain, &tx).await;
+        rig.chain.wait_mined(std::slice::from_ref(&tx)).await;
     }
     let tx = rig
         .chain
@@ -565,7 +550,7 @@ async fn transports_normalize_identically(backend: Backend) {
             }),
         )
         .await;
-    mined_ok(&rig.chain, &tx).await;
+    rig.chain.wait_mined(std::slice::from_ref(&tx)).await;
     rig.start();
 
     for (c, uri) in contracts.iter().zip(&uris) {
@@ -656,7 +641,7 @@ async fn two_processes_never_fetch_a_token_twice(backend: Backend) {
                 }),
             )
             .await;
-        mined_ok(&rig.chain, &tx).await;
+        rig.chain.wait_mined(std::slice::from_ref(&tx)).await;
     }
     // This process: its indexer and workers (at most 4 fetches to one host).
     rig.start();

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::support::anvil::*;
 use crate::support::common::{Backend, TestApp};
 
-use super::offchain_metadata::{mined_ok, wait_token, Rig};
+use super::offchain_metadata::{wait_token, Rig};
 
 crate::backend_tests!(traits_follow_the_fetched_metadata);
 
@@ -457,7 +457,7 @@ async fn traits_follow_the_fetched_metadata(backend: Backend) {
                 }),
             )
             .await;
-        mined_ok(&rig.chain, &tx).await;
+        rig.chain.wait_mined(std::slice::from_ref(&tx)).await;
     }
     rig.start();
     for id in 1..=TOKENS {

@@ -164,7 +164,7 @@ impl World {
             })
             .collect();
         let hashes = chain.send_batch(&mints).await;
-        mined(&chain, &hashes).await;
+        chain.wait_mined(&hashes).await;
 
         let rpc = format!("eth={}", chain.url);
         let indexer = tokenql_cmd(
@@ -229,7 +229,7 @@ impl World {
         for (from, to, data) in txs {
             hashes.push(self.chain.send(&from, &to, data).await);
         }
-        mined(&self.chain, &hashes).await;
+        self.chain.wait_mined(&hashes).await;
     }
 
     /// Waits until the primary's indexer has stored the chain's head.
@@ -387,30 +387,6 @@ impl World {
             .map(|(k, (_, f, t, v))| (k, (f, t, v)))
             .collect()
     }
-}
-
-/// Waits until every transaction has a receipt (automine includes them shortly after they
-/// are sent), then checks they succeeded. Automine mines as a transaction arrives; one left
-/// in the pool all the same (seen once under the full suite's load: no receipt within 30 s,
-/// the cause not found) gets a block mined for it, once a second while it waits.
-async fn mined(chain: &Anvil, hashes: &[String]) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for h in hashes {
-        let mut nudge = Instant::now() + Duration::from_secs(1);
-        while chain
-            .rpc("eth_getTransactionReceipt", json!([h]))
-            .await
-            .is_null()
-        {
-            assert!(Instant::now() < deadline, "{h} was never mined");
-            if Instant::now() >= nudge {
-                chain.mine(1).await;
-                nudge = Instant::now() + Duration::from_secs(1);
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-    chain.assert_success(hashes).await;
 }
 
 /// A REST record's key and fields.

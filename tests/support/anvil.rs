@@ -285,6 +285,31 @@ impl Anvil {
         panic!("transactions were not mined");
     }
 
+    /// Waits until every transaction has a receipt (automine on: the node mines as each one
+    /// arrives, and may report its receipt a moment after answering), then checks they
+    /// succeeded. One left in the pool all the same (seen once under the full suite's load: no
+    /// receipt within 30 s, the cause not found) gets a block mined for it, once a second
+    /// while it waits; after 60 s it panics.
+    pub async fn wait_mined(&self, hashes: &[String]) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        for h in hashes {
+            let mut nudge = std::time::Instant::now() + Duration::from_secs(1);
+            while self
+                .rpc("eth_getTransactionReceipt", json!([h]))
+                .await
+                .is_null()
+            {
+                assert!(std::time::Instant::now() < deadline, "{h} was never mined");
+                if std::time::Instant::now() >= nudge {
+                    self.mine(1).await;
+                    nudge = std::time::Instant::now() + Duration::from_secs(1);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        self.assert_success(hashes).await;
+    }
+
     /// All receipts succeeded?
     pub async fn assert_success(&self, hashes: &[String]) {
         for h in hashes {
